@@ -1,0 +1,81 @@
+"""Command-line interface: ``uefast <command> ...``.
+
+Each sub-command lives in its own module ``uefast.cli.cmd_<name>`` and defines
+
+* ``NAME`` (the sub-command, e.g. ``"trec_eval"``), ``HELP`` (one line),
+* ``add_arguments(parser)`` (argparse set-up; keep imports of heavy modules out of it),
+* ``run(args) -> int`` (the exit code).
+
+Modules are discovered at start-up, so adding a command never touches this file.
+Exit codes: 0 success; 2 bad usage or bad input (one line on stderr naming the problem).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from uefast.errors import UefastError
+
+__all__ = ["main", "build_parser"]
+
+
+def _command_modules():
+    import uefast.cli as pkg
+
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+        if info.name.startswith("cmd_"):
+            yield importlib.import_module(f"uefast.cli.{info.name}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from uefast import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="uefast",
+        description="Fast, exact IR evaluation with IUB/REB and UE (upper & expected value) scores.",
+    )
+    parser.add_argument("--version", action="version", version=f"uefast {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for mod in _command_modules():
+        p = sub.add_parser(
+            mod.NAME,
+            help=mod.HELP,
+            description=getattr(mod, "DESCRIPTION", mod.HELP),
+            epilog=getattr(mod, "EPILOG", None),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        mod.add_arguments(p)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    # ``uefast trec_eval`` must accept trec_eval's own argument syntax (e.g. ``-mP.5``), so it
+    # parses its own arguments.
+    if argv and argv[0] == "trec_eval":
+        from uefast.cli import cmd_trec_eval
+
+        try:
+            return cmd_trec_eval.main(argv[1:])
+        except UefastError as exc:
+            print(f"uefast trec_eval: error: {exc}", file=sys.stderr)
+            return 2
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "_run", None) is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except UefastError as exc:
+        print(f"uefast {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `uefast evaluate | head`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,200 @@
+"""The engine-agnostic core: grouping by query and the two kernel passes on plain arrays.
+
+This is the layer every adapter (``evaluate``, Polars, streaming Parquet, a GPU backend) calls:
+
+1. :func:`group_keys` -- rows -> query groups (run-length detection, else an O(n) counting sort);
+2. :func:`plan_measures` -- parsed measures -> the small parameter arrays the kernels read;
+3. :func:`judged_stats` -- per query: IUB, REB, Np and IDCG for every measure (judged documents);
+4. :func:`rank_values` -- per ranked segment: every measure's value under a tie policy.
+
+Nothing here knows about input formats; nothing above it knows about Numba.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from uefast.inputs import NO_DOCIDS, DocIds, key_kind, string_buffers
+from uefast.kernels.driver import judged_pass, n_chunks, ranking_pass
+from uefast.kernels.grouping import counting_sort, find_duplicate, run_starts_bytes, run_starts_int
+from uefast.kernels.ordering import TIE_DOCID, TIE_EXPECTED, TIE_INPUT
+from uefast.measures import GAIN_CODES, NORM_CODES, Measure
+
+__all__ = ["Grouping", "MeasurePlan", "JudgedStats", "group_keys", "group_codes", "plan_measures",
+           "judged_stats", "rank_values", "duplicate_docid", "TIE_MODES", "discounts"]
+
+TIE_MODES = {"input": TIE_INPUT, "trec_eval": TIE_DOCID, "expected": TIE_EXPECTED}
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """Rows of group g are ``perm[offsets[g]:offsets[g+1]]`` (``perm`` unused if not ``has_perm``).
+
+    ``keys`` holds each group's key (Arrow array), in order of first appearance in the input."""
+
+    offsets: np.ndarray
+    perm: np.ndarray
+    has_perm: bool
+    keys: pa.Array
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.offsets) - 1
+
+
+_NO_PERM = np.zeros(1, np.int64)
+
+
+def group_codes(codes: np.ndarray, n_codes: int, keys: pa.Array) -> Grouping:
+    """Group rows by dense codes in [0, n_codes) (negative codes left out) by counting sort."""
+    offsets, perm = counting_sort(codes, n_codes)
+    return Grouping(offsets, perm, True, keys)
+
+
+def group_keys(arr: pa.Array, name: str = "qid", what: str = "input") -> Grouping:
+    """Group the rows of a key column (integers or strings), keeping first-appearance order.
+
+    Clustered input (each key in one contiguous run) needs no permutation and no hashing of rows:
+    only the run heads are compared. Otherwise run heads are encoded (``np.unique`` for integers,
+    Arrow's hash ``dictionary_encode`` for strings) and rows are counting-sorted by code.
+    """
+    dictionary = None
+    if pa.types.is_dictionary(arr.type):
+        dictionary = arr.dictionary
+        arr = arr.indices
+    kind = key_kind(arr, name, what)
+    if kind == "int":
+        values = arr.to_numpy()
+        starts = run_starts_int(values)
+        heads = values[starts[:-1]]
+        uniq, first, inv = np.unique(heads, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        if len(uniq) == len(heads):
+            key_vals = heads
+            keys = pa.array(key_vals) if dictionary is None else dictionary.take(pa.array(key_vals))
+            return Grouping(starts, _NO_PERM, False, keys)
+        rank = np.empty(len(uniq), np.int64)
+        rank[order] = np.arange(len(uniq))
+        run_codes = rank[inv]
+        key_vals = uniq[order]
+        keys = pa.array(key_vals) if dictionary is None else dictionary.take(pa.array(key_vals))
+    else:
+        offsets, data = string_buffers(arr)
+        starts = run_starts_bytes(offsets, data)
+        heads = arr.take(pa.array(starts[:-1]))
+        enc = pc.dictionary_encode(heads)
+        if len(enc.dictionary) == len(heads):
+            return Grouping(starts, _NO_PERM, False, heads)
+        run_codes = enc.indices.to_numpy().astype(np.int64)
+        keys = enc.dictionary
+    row_codes = np.repeat(run_codes, np.diff(starts))
+    return group_codes(row_codes, len(keys), keys)
+
+
+@dataclass(frozen=True)
+class MeasurePlan:
+    """Per-measure kernel parameters, aligned with ``measures``."""
+
+    measures: tuple[Measure, ...]
+    kinds: np.ndarray
+    ks: np.ndarray
+    gtypes: np.ndarray
+    rels: np.ndarray
+    fparams: np.ndarray
+    norms: np.ndarray
+    paper: np.ndarray
+    max_cutoff: int
+
+
+def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "exact",
+                  max_label: int = 1) -> MeasurePlan:
+    """Resolve defaults (``rel`` from ``rel_level``, ERR's ``lmax`` from ``max_label``)."""
+    m = len(measures)
+    kinds = np.empty(m, np.int64)
+    ks = np.zeros(m, np.int64)
+    gtypes = np.zeros(m, np.int64)
+    rels = np.ones(m, np.int64)
+    fparams = np.zeros(m, np.float64)
+    norms = np.zeros(m, np.int64)
+    paper = np.zeros(m, np.bool_)
+    for i, meas in enumerate(measures):
+        d = meas.definition
+        kinds[i] = d.kind
+        ks[i] = meas.cutoff or 0
+        if "gain" in d.params:
+            gtypes[i] = GAIN_CODES[meas.param("gain")]
+        if "rel" in d.params:
+            r = meas.param("rel")
+            rels[i] = rel_level if r is None else r
+        if "norm" in d.params:
+            norms[i] = NORM_CODES[meas.param("norm")]
+        if d.name == "ERR":
+            lm = meas.param("lmax")
+            fparams[i] = float(max(max_label, 1) if lm is None else lm)
+        elif d.name == "RBP":
+            fparams[i] = float(meas.param("p"))
+        paper[i] = reb == "paper" and d.paper_reb
+    if np.any(rels < 1):
+        raise ValueError(f"`rel_level` must be >= 1, got {rel_level}")
+    return MeasurePlan(tuple(measures), kinds, ks, gtypes, rels, fparams, norms, paper,
+                       int(ks.max()) if m else 0)
+
+
+def discounts(length: int) -> np.ndarray:
+    """d(i) = 1/log2(i+1) for i = 1..length (index i-1)."""
+    return 1.0 / np.log2(np.arange(2, length + 2, dtype=np.float64))
+
+
+@dataclass(frozen=True)
+class JudgedStats:
+    """Per query (rows) and measure (columns): IUB, REB, Np and IDCG; ``n_judged`` per query."""
+
+    iub: np.ndarray
+    reb: np.ndarray
+    nrel: np.ndarray
+    idcg: np.ndarray
+    n_judged: np.ndarray
+
+
+def _max_group(offsets: np.ndarray) -> int:
+    return int(np.diff(offsets).max()) if len(offsets) > 1 else 0
+
+
+def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.ndarray,
+                 plan: MeasurePlan, max_label: int) -> JudgedStats:
+    """Run :func:`~uefast.kernels.driver.judged_pass` over the judged groups."""
+    nq, nm = len(joff) - 1, len(plan.measures)
+    out = [np.zeros((nq, nm)) for _ in range(2)]
+    nrel = np.zeros((nq, nm), np.int64)
+    idcg = np.ones((nq, nm))
+    nj = np.zeros(nq, np.int64)
+    disc = discounts(max(_max_group(joff), plan.max_cutoff, 1))
+    judged_pass(joff, jperm, has_jperm, jlab, int(max(max_label, 0)), plan.kinds, plan.ks,
+                plan.gtypes, plan.rels, plan.fparams, plan.norms, plan.paper, disc,
+                n_chunks(nq), out[0], out[1], nrel, idcg, nj)
+    return JudgedStats(out[0], out[1], nrel, idcg, nj)
+
+
+def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: np.ndarray,
+                scores: np.ndarray, qref: np.ndarray, ties: str, docs: DocIds,
+                plan: MeasurePlan, judged: JudgedStats) -> np.ndarray:
+    """Values ``[n_segments, n_measures]`` of every measure on every ranked segment."""
+    nseg = len(offsets) - 1
+    out = np.zeros((nseg, len(plan.measures)))
+    disc = discounts(max(_max_group(offsets), plan.max_cutoff, 1))
+    ranking_pass(offsets, perm, has_perm, labels, scores, qref, TIE_MODES[ties], docs.mode,
+                 docs.ints, docs.offsets, docs.data, plan.kinds, plan.ks, plan.gtypes, plan.rels,
+                 plan.fparams, plan.norms, judged.nrel, judged.idcg, disc, n_chunks(nseg), out)
+    return out
+
+
+def duplicate_docid(g: Grouping, docs: DocIds) -> tuple[int, int]:
+    """``(row, earlier_row)`` of the first docid repeated within a group, or ``(-1, -1)``."""
+    if docs is NO_DOCIDS:
+        return -1, -1
+    r, o = find_duplicate(g.offsets, g.perm, g.has_perm, docs.mode, docs.ints, docs.offsets,
+                          docs.data, n_chunks(g.n_groups))
+    return int(r), int(o)

@@ -1,0 +1,390 @@
+"""``uefast.evaluate``: per-query measures with IUB, REB and UE scores, as a long Arrow table."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from uefast import __version__
+from uefast.engine import (
+    Grouping,
+    JudgedStats,
+    group_codes,
+    group_keys,
+    judged_stats,
+    plan_measures,
+    rank_values,
+    duplicate_docid,
+)
+from uefast.errors import InputError
+from uefast.inputs import (
+    NO_DOCIDS,
+    check_same_kind,
+    column,
+    docids,
+    label_array,
+    score_array,
+    to_arrow,
+)
+from uefast.measures import Measure, parse_measures
+from uefast.ue import DEGENERATE_POLICIES, degenerate_mask, ue_scores
+
+__all__ = ["evaluate", "aggregate", "OUTPUT_SCHEMA"]
+
+OUTPUT_COLUMNS = ("system", "qid", "measure", "value", "iub", "reb", "ue_v1", "ue_v2",
+                  "n_docs", "n_judged", "n_rel")
+OUTPUT_SCHEMA = "data_schemas/evaluate_output.md"
+_TIES = ("trec_eval", "input", "expected")
+_REB = ("exact", "paper")
+_QUERIES = ("intersect", "qrels")
+_NEGATIVE = ("clamp", "error")
+
+
+@dataclass
+class _Result:
+    """Everything the output builder needs, one row per kept (system, query) segment."""
+
+    systems: pa.Array  # system names (string)
+    qids: pa.Array  # query keys
+    sys_idx: np.ndarray
+    q_idx: np.ndarray
+    values: np.ndarray  # [R, M]
+    iub: np.ndarray
+    reb: np.ndarray
+    n_docs: np.ndarray
+    n_judged: np.ndarray
+    n_rel: np.ndarray  # [R, M]
+    info: dict
+
+
+def _check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
+    if value not in choices:
+        raise InputError(f"`{name}` must be one of {list(choices)}, got {value!r}")
+
+
+def evaluate(
+    run: Any,
+    qrels: Any = None,
+    measures: str | Measure | Iterable[str | Measure] = ("nDCG@10", "AP"),
+    *,
+    ue: bool = True,
+    ties: str = "trec_eval",
+    reb: str = "exact",
+    degenerate: str = "zero",
+    rel_level: int = 1,
+    queries: str = "intersect",
+    negative_labels: str = "clamp",
+    score_columns: Sequence[str] | None = None,
+    qid: str = "qid",
+    docid: str = "docid",
+    label: str = "label",
+    score: str = "score",
+    system: str = "system",
+) -> pa.Table:
+    """Evaluate every system on every query for every measure, with IUB, REB and UE V1/V2.
+
+    Parameters
+    ----------
+    run
+        LETOR style (``qrels=None``): every candidate judged; columns ``qid``, ``label``, optional
+        ``docid`` and either score columns (``score_columns``, default: every floating-point
+        column that is not a key or the label), or a ``system`` column with one ``score`` column.
+        TREC style (``qrels`` given): columns ``qid``, ``docid``, ``score``, optional ``system``.
+        Any of: pyarrow Table / RecordBatchReader, polars DataFrame / LazyFrame, pandas DataFrame,
+        Parquet path, dict of columns.
+    qrels
+        ``qid``, ``docid``, ``label``. Retrieved-but-unjudged documents count as label 0; relevant
+        documents that were not retrieved still count in Np and in the ideal ranking (trec_eval).
+    measures
+        Measure strings (see :mod:`uefast.measures`), e.g. ``["nDCG@10", "AP", "P(rel=2)@10"]``.
+    ue
+        Compute ``ue_v1``/``ue_v2`` (SPEC_math §4). With ``False`` those columns are null.
+    ties
+        ``"trec_eval"``: score descending, then docid descending by bytes (input order without a
+        docid column); ``"input"``: input order; ``"expected"``: the tie-aware expectation over
+        all orders of tied documents (McSherry & Najork 2008, SPEC_math §5).
+    reb
+        ``"exact"``: exact expectation under a uniformly random order of the judged documents;
+        ``"paper"``: the paper's formulas (DCG summed to k, E[SP@k] = k p^2) where it has them.
+    degenerate
+        UE scores of queries with IUB == REB: ``"zero"`` (spec), ``"nan"``, or ``"drop"`` (rows
+        removed and listed in the metadata key ``uefast.dropped``).
+    rel_level
+        Default relevance threshold of binary measures (label >= rel_level), as trec_eval ``-l``.
+    queries
+        TREC style: ``"intersect"`` evaluates, per system, the queries present in both run and
+        qrels (trec_eval's default); ``"qrels"`` evaluates every qrels query, a system that
+        retrieved nothing for it scoring 0 (trec_eval ``-c``). Run rows of queries absent from the
+        qrels are not evaluated; their count is in the metadata (``uefast.info``).
+    negative_labels
+        ``"clamp"``: labels < 0 count as 0 (judged non-relevant, trec_eval's reading);
+        ``"error"``: reject them.
+
+    Returns
+    -------
+    pyarrow.Table
+        One row per (system, qid, measure); schema in ``data_schemas/evaluate_output.md``.
+        Metadata: ``uefast.version``, ``uefast.settings`` (JSON), ``uefast.info`` (JSON row
+        accounting), ``uefast.dropped`` (JSON). Use :func:`aggregate` for means over queries.
+    """
+    _check_choice("ties", ties, _TIES)
+    _check_choice("reb", reb, _REB)
+    _check_choice("degenerate", degenerate, DEGENERATE_POLICIES)
+    _check_choice("queries", queries, _QUERIES)
+    _check_choice("negative_labels", negative_labels, _NEGATIVE)
+    if isinstance(rel_level, bool) or not isinstance(rel_level, (int, np.integer)) or rel_level < 1:
+        raise InputError(f"`rel_level` must be an integer >= 1, got {rel_level!r}")
+    mlist = parse_measures(measures)
+    names = dict(qid=qid, docid=docid, label=label, score=score, system=system)
+    settings = dict(measures=[str(m) for m in mlist], ue=ue, ties=ties, reb=reb,
+                    degenerate=degenerate, rel_level=int(rel_level), queries=queries,
+                    negative_labels=negative_labels, columns=names,
+                    style="letor" if qrels is None else "trec")
+    run_t = to_arrow(run, "run")
+    if run_t.num_rows == 0:
+        raise InputError("run: the input has no rows")
+    if qrels is None:
+        res = _evaluate_letor(run_t, mlist, ties, reb, int(rel_level), negative_labels,
+                              score_columns, names)
+    else:
+        qrels_t = to_arrow(qrels, "qrels")
+        if qrels_t.num_rows == 0:
+            raise InputError("qrels: the input has no rows")
+        res = _evaluate_trec(run_t, qrels_t, mlist, ties, reb, int(rel_level), queries,
+                             negative_labels, names)
+    settings["score_columns"] = res.info.pop("score_columns", None)
+    return _build_table(res, mlist, ue, degenerate, settings)
+
+
+# ----------------------------------------------------------------------------- LETOR style
+def _letor_score_columns(t: pa.Table, score_columns, names) -> list[str]:
+    if score_columns is not None:
+        cols = [score_columns] if isinstance(score_columns, str) else list(score_columns)
+        for c in cols:
+            if c not in t.column_names:
+                raise InputError(f"run: missing score column {c!r}; columns are {t.column_names}")
+        return cols
+    if names["system"] in t.column_names:
+        return [names["score"]]
+    keys = {names["qid"], names["docid"], names["label"], names["system"]}
+    cols = [f.name for f in t.schema if f.name not in keys and pa.types.is_floating(f.type)]
+    if not cols:
+        raise InputError(f"run: no score column found (floating-point columns other than "
+                         f"{sorted(keys)}); columns are {t.column_names}; pass score_columns=")
+    return cols
+
+
+def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, names) -> _Result:
+    what = "run"
+    qid_arr = column(t, names["qid"], what)
+    labels = label_array(column(t, names["label"], what), names["label"], what, negative)
+    max_label = int(labels.max())
+    doc_arr = column(t, names["docid"], what) if names["docid"] in t.column_names else None
+    docs = docids(doc_arr, names["docid"], what)
+    cols = _letor_score_columns(t, score_columns, names)
+    plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
+    info: dict[str, Any] = {"rows_in": t.num_rows, "score_columns": cols}
+    if names["system"] in t.column_names:
+        # long format: one score column, rows of each system; group by (system, qid)
+        sys_g = group_keys(column(t, names["system"], what), names["system"], what)
+        q_g = group_keys(qid_arr, names["qid"], what)
+        scodes = _codes(sys_g, t.num_rows)
+        qcodes = _codes(q_g, t.num_rows)
+        nq, ns = q_g.n_groups, sys_g.n_groups
+        g = group_codes(scodes * nq + qcodes, ns * nq, q_g.keys)
+        _check_duplicates(g, docs, doc_arr, names["docid"], "run", "(system, qid)")
+        judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label)
+        scores = score_array(column(t, cols[0], what), cols[0], what)
+        qref = np.arange(g.n_groups, dtype=np.int64)
+        vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
+                           judged)
+        sizes = np.diff(g.offsets)
+        keep = np.flatnonzero(sizes > 0)
+        info["missing_system_queries"] = int(ns * nq - len(keep))
+        info["rows_evaluated"] = int(sizes.sum())
+        return _Result(sys_g.keys.cast(pa.string()), q_g.keys, keep // nq, keep % nq, vals[keep],
+                       judged.iub[keep], judged.reb[keep], sizes[keep], judged.n_judged[keep],
+                       judged.nrel[keep], info)
+    g = group_keys(qid_arr, names["qid"], what)
+    _check_duplicates(g, docs, doc_arr, names["docid"], "run", "qid")
+    judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label)
+    nq = g.n_groups
+    qref = np.arange(nq, dtype=np.int64)
+    vals = np.empty((len(cols) * nq, len(mlist)))
+    for s, c in enumerate(cols):
+        scores = score_array(column(t, c, what), c, what)
+        vals[s * nq:(s + 1) * nq] = rank_values(g.offsets, g.perm, g.has_perm, labels, scores,
+                                                qref, ties, docs, plan, judged)
+    info["rows_evaluated"] = t.num_rows
+    ns = len(cols)
+    sizes = np.diff(g.offsets)
+    tile = lambda a: np.tile(a, (ns,) + (1,) * (a.ndim - 1))  # noqa: E731
+    return _Result(pa.array(cols, pa.string()), g.keys, np.repeat(np.arange(ns), nq),
+                   np.tile(np.arange(nq), ns), vals, tile(judged.iub), tile(judged.reb),
+                   tile(sizes), tile(judged.n_judged), tile(judged.nrel), info)
+
+
+def _codes(g: Grouping, n_rows: int) -> np.ndarray:
+    """Per-row group code from a grouping."""
+    codes = np.empty(n_rows, np.int64)
+    sizes = np.diff(g.offsets)
+    rep = np.repeat(np.arange(g.n_groups, dtype=np.int64), sizes)
+    if g.has_perm:
+        codes[g.perm] = rep
+    else:
+        codes[:] = rep
+    return codes
+
+
+def _check_duplicates(g: Grouping, docs, doc_arr, docid_name: str, what: str, within: str) -> None:
+    r, o = duplicate_docid(g, docs)
+    if r >= 0:
+        raise InputError(f"{what}: duplicate {docid_name} {doc_arr[r].as_py()!r} within one {within} "
+                         f"group: rows {o} and {r}")
+
+
+# ----------------------------------------------------------------------------- TREC style
+def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negative, names) -> _Result:
+    import polars as pl
+
+    qn, dn = names["qid"], names["docid"]
+    r_qid, r_doc = column(run_t, qn, "run"), column(run_t, dn, "run")
+    q_qid, q_doc = column(qrels_t, qn, "qrels"), column(qrels_t, dn, "qrels")
+    check_same_kind(r_qid, q_qid, qn, "run", "qrels")
+    check_same_kind(r_doc, q_doc, dn, "run", "qrels")
+    q_lab = label_array(column(qrels_t, names["label"], "qrels"), names["label"], "qrels", negative)
+    max_label = int(q_lab.max())
+    qg = group_keys(q_qid, qn, "qrels")
+    qdocs = docids(q_doc, dn, "qrels")
+    r, o = duplicate_docid(qg, qdocs)
+    if r >= 0:
+        raise InputError(f"qrels: duplicate judgment for qid {q_qid[r].as_py()!r} docid "
+                         f"{q_doc[r].as_py()!r}: rows {o} and {r}")
+    # label of every run row: left join on (qid, docid) keeping run order; unjudged -> 0
+    key = lambda a: pl.from_arrow(a.dictionary_decode() if pa.types.is_dictionary(a.type) else a)  # noqa: E731
+    left = pl.DataFrame({"q": key(r_qid), "d": key(r_doc)})
+    right = pl.DataFrame({"q": key(q_qid), "d": key(q_doc), "l": q_lab})
+    if left["q"].dtype != right["q"].dtype:
+        right = right.with_columns(pl.col("q").cast(left["q"].dtype))
+    if left["d"].dtype != right["d"].dtype:
+        right = right.with_columns(pl.col("d").cast(left["d"].dtype))
+    joined = left.join(right, on=["q", "d"], how="left", maintain_order="left")
+    labels = joined["l"].fill_null(0).to_numpy()
+    # query codes of run rows in the qrels' dictionary (-1: query not in qrels)
+    import pyarrow.compute as pc
+
+    qkeys = qg.keys
+    rq = r_qid.dictionary_decode() if pa.types.is_dictionary(r_qid.type) else r_qid
+    if pa.types.is_integer(rq.type):
+        rq, qkeys_c = rq.cast(pa.int64()), qkeys.cast(pa.int64())
+    else:
+        rq, qkeys_c = rq.cast(pa.large_string()), qkeys.cast(pa.large_string())
+    qcodes = pc.index_in(rq, value_set=qkeys_c).fill_null(-1).to_numpy().astype(np.int64)
+    nq = qg.n_groups
+    if names["system"] in run_t.column_names:
+        sys_g = group_keys(column(run_t, names["system"], "run"), names["system"], "run")
+        scodes = _codes(sys_g, run_t.num_rows)
+        sys_names = sys_g.keys.cast(pa.string())
+    else:
+        scodes = np.zeros(run_t.num_rows, np.int64)
+        sys_names = pa.array(["run"], pa.string())
+    ns = len(sys_names)
+    codes = np.where(qcodes >= 0, scodes * nq + qcodes, -1)
+    g = group_codes(codes, ns * nq, qkeys)
+    docs = docids(r_doc, dn, "run")
+    _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)")
+    plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
+    judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label)
+    scores = score_array(column(run_t, names["score"], "run"), names["score"], "run")
+    qref = np.tile(np.arange(nq, dtype=np.int64), ns)
+    vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
+                       judged)
+    sizes = np.diff(g.offsets)
+    keep = np.flatnonzero(sizes > 0) if queries == "intersect" else np.arange(ns * nq)
+    q_of = keep % nq
+    dropped_rows = int(np.count_nonzero(qcodes < 0))
+    info = {"rows_in": run_t.num_rows, "qrels_rows_in": qrels_t.num_rows,
+            "rows_evaluated": int(sizes.sum()), "run_rows_query_not_in_qrels": dropped_rows,
+            "run_queries_not_in_qrels": int(len(pc.unique(rq.filter(pa.array(qcodes < 0))))),
+            "system_query_pairs_without_run_rows": int(np.count_nonzero(sizes == 0))}
+    return _Result(sys_names, qkeys, keep // nq, q_of, vals[keep], judged.iub[q_of],
+                   judged.reb[q_of], sizes[keep], judged.n_judged[q_of], judged.nrel[q_of], info)
+
+
+# ----------------------------------------------------------------------------- output
+def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
+                 settings: dict) -> pa.Table:
+    nm = len(mlist)
+    nr = len(res.sys_idx)
+    value = res.values.reshape(-1)
+    iub = res.iub.reshape(-1)
+    reb = res.reb.reshape(-1)
+    keep = np.ones(nr * nm, bool)
+    dropped: list = []
+    if ue:
+        v1, v2 = ue_scores(value, iub, reb, degenerate)
+        if degenerate == "drop":
+            deg = degenerate_mask(iub, reb)
+            keep = ~deg
+            rows = np.flatnonzero(deg)
+            s_idx, q_idx, m_idx = res.sys_idx[rows // nm], res.q_idx[rows // nm], rows % nm
+            dropped = [[res.systems[int(s)].as_py(), res.qids[int(q)].as_py(), str(mlist[int(m)])]
+                       for s, q, m in zip(s_idx, q_idx, m_idx)]
+        v1a = pa.array(v1[keep])
+        v2a = pa.array(v2[keep])
+    else:
+        v1a = pa.nulls(int(keep.sum()), pa.float64())
+        v2a = v1a
+    sel = np.flatnonzero(keep)
+    row = sel // nm
+    meas = pa.array([str(m) for m in mlist], pa.string())
+    columns = {
+        "system": res.systems.take(pa.array(res.sys_idx[row])),
+        "qid": res.qids.take(pa.array(res.q_idx[row])),
+        "measure": meas.take(pa.array(sel % nm)),
+        "value": pa.array(value[sel]),
+        "iub": pa.array(iub[sel]),
+        "reb": pa.array(reb[sel]),
+        "ue_v1": v1a,
+        "ue_v2": v2a,
+        "n_docs": pa.array(res.n_docs[row].astype(np.int64)),
+        "n_judged": pa.array(res.n_judged[row].astype(np.int64)),
+        "n_rel": pa.array(res.n_rel.reshape(-1)[sel].astype(np.int64)),
+    }
+    if pa.types.is_integer(columns["qid"].type):
+        columns["qid"] = columns["qid"].cast(pa.int64())
+    elif not pa.types.is_string(columns["qid"].type):
+        columns["qid"] = columns["qid"].cast(pa.string())
+    res.info["output_rows"] = int(len(sel))
+    res.info["dropped_degenerate_rows"] = len(dropped)
+    meta = {
+        "uefast.version": __version__,
+        "uefast.settings": json.dumps(settings),
+        "uefast.info": json.dumps(res.info),
+        "uefast.dropped": json.dumps(dropped),
+    }
+    return pa.table(columns).replace_schema_metadata(meta)
+
+
+def aggregate(table: pa.Table, *, skip_nan: bool = True) -> pa.Table:
+    """Mean over queries per (system, measure) of ``value``, ``iub``, ``reb``, ``ue_v1``, ``ue_v2``.
+
+    ``n_queries`` counts the rows averaged. With ``skip_nan`` NaN values (``degenerate="nan"``)
+    are left out of each mean. Order: first appearance of (system, measure). Metadata is kept.
+    """
+    import polars as pl
+
+    df = pl.from_arrow(table)
+    cols = ["value", "iub", "reb", "ue_v1", "ue_v2"]
+    agg = [pl.len().alias("n_queries")]
+    for c in cols:
+        e = pl.col(c).fill_nan(None) if skip_nan else pl.col(c)
+        agg.append(e.mean().alias(c))
+    out = df.group_by(["system", "measure"], maintain_order=True).agg(agg).to_arrow()
+    out = out.cast(pa.schema([pa.field("system", pa.string()), pa.field("measure", pa.string()),
+                              pa.field("n_queries", pa.int64())] +
+                             [pa.field(c, pa.float64()) for c in cols]))
+    return out.replace_schema_metadata(table.schema.metadata)

@@ -1,0 +1,182 @@
+"""Turning user input into Arrow tables and checked NumPy columns (no silent drops).
+
+Accepted sources: ``pyarrow.Table`` / ``RecordBatch`` / ``RecordBatchReader``, a Polars
+``DataFrame`` / ``LazyFrame``, a pandas ``DataFrame``, a path to a Parquet file, or a mapping of
+column name to array. Every check raises :class:`~uefast.errors.InputError` naming the column, the
+first offending row and its value.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numba as nb
+import numpy as np
+import pyarrow as pa
+
+from uefast.errors import InputError
+from uefast.kernels.ordering import DOC_BYTES, DOC_INT, DOC_NONE
+
+__all__ = ["to_arrow", "column", "label_array", "score_array", "key_kind", "DocIds", "docids"]
+
+
+def to_arrow(obj: Any, what: str) -> pa.Table:
+    """Convert a supported table-like ``obj`` to a ``pyarrow.Table`` (zero-copy where possible)."""
+    if isinstance(obj, pa.Table):
+        return obj
+    if isinstance(obj, pa.RecordBatch):
+        return pa.Table.from_batches([obj])
+    if isinstance(obj, pa.RecordBatchReader):
+        return obj.read_all()
+    if isinstance(obj, (str, os.PathLike)):
+        path = os.fspath(obj)
+        if not os.path.exists(path):
+            raise InputError(f"{what}: file not found: {path!r}")
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.read_table(path)
+        except pa.ArrowInvalid as exc:
+            raise InputError(f"{what}: {path!r} is not a readable Parquet file ({exc}); "
+                             "for TREC files use uefast.io.read_run / read_qrels") from None
+    mod = type(obj).__module__
+    if mod.startswith("polars"):
+        if hasattr(obj, "collect"):  # LazyFrame
+            obj = obj.collect()
+        return obj.to_arrow()
+    if mod.startswith("pandas"):
+        return pa.Table.from_pandas(obj, preserve_index=False)
+    if isinstance(obj, dict):
+        try:
+            return pa.table(obj)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+            raise InputError(f"{what}: cannot build a table from the mapping: {exc}") from None
+    raise InputError(
+        f"{what}: unsupported type {type(obj).__name__}; pass a pyarrow Table/RecordBatchReader, "
+        "a polars or pandas DataFrame, a Parquet path, or a dict of columns")
+
+
+def column(table: pa.Table, name: str, what: str) -> pa.Array:
+    """The single-chunk column ``name``; a clear error if it is missing or has nulls."""
+    if name not in table.column_names:
+        raise InputError(f"{what}: missing column {name!r}; columns are {table.column_names}")
+    col = table.column(name)
+    arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    if arr.null_count:
+        first = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError(f"{what}: column {name!r} has {arr.null_count} null value(s); first at row {first}")
+    return arr
+
+
+def key_kind(arr: pa.Array, name: str, what: str) -> str:
+    """'int' or 'str' for a qid/docid column; dictionary columns are decoded by the caller."""
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_integer(t):
+        return "int"
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "str"
+    raise InputError(f"{what}: column {name!r} must hold integers or strings, got {arr.type}")
+
+
+@nb.njit(cache=True)
+def _first_nonintegral(x):
+    for i in range(x.shape[0]):
+        v = x[i]
+        if not (v == np.floor(v)) or np.isinf(v):
+            return i
+    return -1
+
+
+@nb.njit(cache=True)
+def _first_nan(x):
+    for i in range(x.shape[0]):
+        if x[i] != x[i]:
+            return i
+    return -1
+
+
+def label_array(arr: pa.Array, name: str, what: str, negative: str) -> np.ndarray:
+    """Integer labels as a NumPy array (zero-copy for integer columns).
+
+    Floating labels must be integral (e.g. 2.0). Negative labels: ``negative="clamp"`` treats
+    them as 0 (non-relevant, as trec_eval does); ``"error"`` rejects them.
+    """
+    t = arr.type
+    if pa.types.is_boolean(t):
+        return arr.cast(pa.int8()).to_numpy()
+    if pa.types.is_integer(t):
+        x = arr.to_numpy()
+    elif pa.types.is_floating(t):
+        xf = arr.to_numpy().astype(np.float64, copy=False)
+        bad = _first_nonintegral(xf)
+        if bad >= 0:
+            raise InputError(f"{what}: column {name!r} must hold integer labels; row {bad} has {xf[bad]!r}")
+        x = xf.astype(np.int64)
+    else:
+        raise InputError(f"{what}: column {name!r} must hold integer labels, got {t}")
+    if negative == "error" and x.size and x.min() < 0:
+        bad = int(np.argmax(x < 0))
+        raise InputError(f"{what}: column {name!r} has a negative label {x[bad]} at row {bad} "
+                         "(pass negative_labels='clamp' to treat negatives as 0)")
+    return x
+
+
+def score_array(arr: pa.Array, name: str, what: str) -> np.ndarray:
+    """Scores as float64 (zero-copy for float64 columns). NaN is an error; +-inf are ordered."""
+    t = arr.type
+    if not (pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_decimal(t)):
+        raise InputError(f"{what}: score column {name!r} must be numeric, got {t}")
+    x = arr.to_numpy() if pa.types.is_float64(t) else arr.cast(pa.float64()).to_numpy()
+    bad = _first_nan(x)
+    if bad >= 0:
+        raise InputError(f"{what}: score column {name!r} has NaN at row {bad}")
+    return x
+
+
+@dataclass(frozen=True)
+class DocIds:
+    """Docids in the form the kernels compare: int64 values or Arrow string offsets + bytes."""
+
+    mode: int
+    ints: np.ndarray
+    offsets: np.ndarray
+    data: np.ndarray
+
+
+_EMPTY_I = np.zeros(1, np.int64)
+_EMPTY_B = np.zeros(1, np.uint8)
+NO_DOCIDS = DocIds(DOC_NONE, _EMPTY_I, _EMPTY_I, _EMPTY_B)
+
+
+def string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Arrow (large_)string array -> (offsets, data) NumPy views (offsets rebased to the slice)."""
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    _, obuf, dbuf = arr.buffers()
+    odt = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offsets = np.frombuffer(obuf, dtype=odt)[arr.offset: arr.offset + len(arr) + 1]
+    data = np.frombuffer(dbuf, dtype=np.uint8) if dbuf is not None else _EMPTY_B
+    return offsets, data
+
+
+def docids(arr: pa.Array | None, name: str, what: str) -> DocIds:
+    """Kernel view of a docid column (``None`` -> no docids: ties fall back to input order)."""
+    if arr is None:
+        return NO_DOCIDS
+    if key_kind(arr, name, what) == "int":
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.dictionary_decode()
+        return DocIds(DOC_INT, arr.cast(pa.int64()).to_numpy(), _EMPTY_I, _EMPTY_B)
+    offsets, data = string_buffers(arr)
+    return DocIds(DOC_BYTES, _EMPTY_I, offsets, data)
+
+
+def check_same_kind(a: pa.Array, b: pa.Array, name: str, what_a: str, what_b: str) -> None:
+    """Join keys must be both integers or both strings (no silent casting between them)."""
+    ka, kb = key_kind(a, name, what_a), key_kind(b, name, what_b)
+    if ka != kb:
+        raise InputError(f"mismatched dtypes: {what_a} column {name!r} is {a.type} but {what_b} "
+                         f"column {name!r} is {b.type}; cast one of them")

@@ -1,0 +1,186 @@
+"""The one parallel driver over query groups (Numba ``prange``).
+
+Two passes share one grouping (``offsets`` into rows, optionally through a permutation ``perm``):
+
+* :func:`judged_pass` -- per query, over its **judged** documents: the ideal ranking (labels sorted
+  descending by counting sort), and for every requested measure Np, IUB, REB (exact, or the paper's)
+  and the nDCG normaliser IDCG. It does not depend on any system's scores.
+* :func:`ranking_pass` -- per ranked segment (a query of one system): sort by score with the tie
+  policy, then every requested measure's value, from the same sorted labels.
+
+Work is split into contiguous chunks of segments, one per ``prange`` iteration; each chunk allocates
+its scratch buffers once, so nothing is allocated per query. Results are written to fixed slots,
+so the output does not depend on the thread count.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from uefast.kernels.metrics import (
+    K_NDCG,
+    measure_plain,
+    measure_tied,
+    paper_reb,
+)
+from uefast.kernels.ordering import TIE_EXPECTED, single_group, sort_segment, tie_groups
+
+__all__ = ["judged_pass", "ranking_pass", "n_chunks"]
+
+_HIST_MAX = 1 << 16
+
+
+def n_chunks(n_segments: int) -> int:
+    """How many chunks the driver splits ``n_segments`` into (>= 4 per thread, <= 1024)."""
+    return max(1, min(n_segments, 1024, max(64, 8 * nb.get_num_threads())))
+
+
+@nb.njit(cache=True, nogil=True)
+def _max_len(offsets, s0, s1):
+    m = 0
+    for s in range(s0, s1):
+        d = offsets[s + 1] - offsets[s]
+        if d > m:
+            m = d
+    return m
+
+
+@nb.njit(cache=True, nogil=True)
+def _row(perm, has_perm, i):
+    if has_perm:
+        return perm[i]
+    return i
+
+
+@nb.njit(parallel=True, cache=True, nogil=True)
+def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels, fparams, norms,
+                paper, disc, nchunks, out_iub, out_reb, out_nrel, out_idcg, out_nj):
+    """For each query q (judged rows ``joff[q]:joff[q+1]``) and measure m fill
+    ``out_iub[q,m]``, ``out_reb[q,m]``, ``out_nrel[q,m]`` (Np at the measure's threshold) and
+    ``out_idcg[q,m]`` (IDCG for nDCG, else 1); ``out_nj[q]`` = number of judged documents.
+
+    IUB = the measure on the labels sorted descending; REB = its tie-aware value with all judged
+    documents in one tie group (exact expectation under a uniformly random order, SPEC_math §5),
+    or the paper's formula where ``paper`` is set and the paper has one.
+    """
+    nq = joff.shape[0] - 1
+    nm = kinds.shape[0]
+    nhist = max_label + 2 if max_label < _HIST_MAX else 1
+    for c in nb.prange(nchunks):
+        q0 = nq * c // nchunks
+        q1 = nq * (c + 1) // nchunks
+        maxn = _max_len(joff, q0, q1)
+        lab = np.empty(maxn + 1, np.int64)
+        gend = np.empty(maxn + 1, np.int64)
+        scratch = np.empty(maxn + 2, np.float64)
+        hist = np.zeros(nhist, np.int64)
+        for q in range(q0, q1):
+            base = joff[q]
+            n = joff[q + 1] - base
+            out_nj[q] = n
+            # judged labels sorted descending (counting sort over the label range)
+            if nhist > 1:
+                for i in range(n):
+                    v = jlab[_row(jperm, has_jperm, base + i)]
+                    hist[v if v > 0 else 0] += 1
+                o = 0
+                for v in range(nhist - 1, -1, -1):
+                    cnt = hist[v]
+                    for _ in range(cnt):
+                        lab[o] = v
+                        o += 1
+                    hist[v] = 0
+            else:
+                for i in range(n):
+                    v = jlab[_row(jperm, has_jperm, base + i)]
+                    lab[i] = v if v > 0 else 0
+                lab[:n] = -np.sort(-lab[:n])
+            ng = single_group(n, gend)
+            for m in range(nm):
+                kind = kinds[m]
+                rel = rels[m]
+                nrel = 0
+                while nrel < n and lab[nrel] >= rel:
+                    nrel += 1
+                out_nrel[q, m] = nrel
+                if n == 0:
+                    out_iub[q, m] = 0.0
+                    out_reb[q, m] = 0.0
+                    out_idcg[q, m] = 1.0
+                    continue
+                iub = measure_plain(kind, lab, n, ks[m], gtypes[m], rel, fparams[m], norms[m],
+                                    nrel, disc)
+                reb = measure_tied(kind, lab, gend, ng, n, ks[m], gtypes[m], rel, fparams[m],
+                                   norms[m], nrel, disc, scratch)
+                if paper[m]:
+                    reb = paper_reb(kind, lab, n, ks[m], gtypes[m], rel, norms[m], nrel, disc, reb)
+                idcg = 1.0
+                if kind == K_NDCG:
+                    idcg = iub
+                    if idcg > 0.0:
+                        iub = 1.0
+                        reb = reb / idcg
+                    else:
+                        iub = 0.0
+                        reb = 0.0
+                out_iub[q, m] = iub
+                out_reb[q, m] = reb
+                out_idcg[q, m] = idcg
+
+
+@nb.njit(parallel=True, cache=True, nogil=True)
+def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
+                 doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, disc,
+                 nchunks, out):
+    """For each segment g (rows ``offsets[g]:offsets[g+1]``, query ``qref[g]``) rank the rows by
+    score (descending, ``tie_mode``) and write every measure's value into ``out[g, m]``.
+
+    ``nrel_q[q, m]`` / ``idcg_q[q, m]`` come from :func:`judged_pass`. Segments of length 0 get 0.
+    """
+    nseg = offsets.shape[0] - 1
+    nm = kinds.shape[0]
+    for c in nb.prange(nchunks):
+        s0 = nseg * c // nchunks
+        s1 = nseg * (c + 1) // nchunks
+        maxn = _max_len(offsets, s0, s1)
+        keys = np.empty(maxn + 1, np.float64)
+        idx = np.empty(maxn + 1, np.int64)
+        tk = np.empty(maxn + 1, np.float64)
+        ti = np.empty(maxn + 1, np.int64)
+        rows = np.empty(maxn + 1, np.int64)
+        lab = np.empty(maxn + 1, np.int64)
+        gend = np.empty(maxn + 1, np.int64)
+        scratch = np.empty(maxn + 2, np.float64)
+        for g in range(s0, s1):
+            base = offsets[g]
+            n = offsets[g + 1] - base
+            q = qref[g]
+            for i in range(n):
+                r = _row(perm, has_perm, base + i)
+                rows[i] = r
+                keys[i] = scores[r]
+                idx[i] = i
+            sort_segment(keys, idx, tk, ti, n, tie_mode, rows, doc_mode, doc_int, doc_off,
+                         doc_data)
+            for i in range(n):
+                v = labels[rows[idx[i]]]
+                lab[i] = v if v > 0 else 0
+            ng = 0
+            if tie_mode == TIE_EXPECTED:
+                ng = tie_groups(keys, n, gend)
+            for m in range(nm):
+                kind = kinds[m]
+                nrel = nrel_q[q, m]
+                if n == 0:
+                    out[g, m] = 0.0
+                    continue
+                if tie_mode == TIE_EXPECTED:
+                    v = measure_tied(kind, lab, gend, ng, n, ks[m], gtypes[m], rels[m],
+                                     fparams[m], norms[m], nrel, disc, scratch)
+                else:
+                    v = measure_plain(kind, lab, n, ks[m], gtypes[m], rels[m], fparams[m],
+                                      norms[m], nrel, disc)
+                if kind == K_NDCG:
+                    d = idcg_q[q, m]
+                    v = v / d if d > 0.0 else 0.0
+                out[g, m] = v

@@ -1,0 +1,161 @@
+"""Grouping rows by query without sorting on keys (DESIGN §2).
+
+* :func:`run_starts_int` / :func:`run_starts_bytes` -- O(n) scan for runs of equal keys. When every
+  key forms a single run (input clustered by query, the usual case) the runs *are* the groups and
+  no permutation is needed.
+* :func:`counting_sort` -- otherwise, an O(n + G) stable counting sort of dense group codes gives
+  the offsets and the row permutation (rows with code < 0 are left out).
+* :func:`find_duplicate` -- the first row whose docid repeats within its group (hash set per group).
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from uefast.kernels.ordering import DOC_BYTES, DOC_INT
+
+__all__ = ["run_starts_int", "run_starts_bytes", "counting_sort", "find_duplicate"]
+
+_jit = nb.njit(cache=True, nogil=True)
+
+
+@_jit
+def run_starts_int(values):
+    """Start positions of runs of equal values, plus a final ``len(values)``."""
+    n = values.shape[0]
+    out = np.empty(n + 1, np.int64)
+    c = 0
+    for i in range(n):
+        if i == 0 or values[i] != values[i - 1]:
+            out[c] = i
+            c += 1
+    out[c] = n
+    return out[: c + 1].copy()
+
+
+@_jit
+def run_starts_bytes(offsets, data):
+    """Like :func:`run_starts_int` for a string column given as Arrow offsets + data bytes."""
+    n = offsets.shape[0] - 1
+    out = np.empty(n + 1, np.int64)
+    c = 0
+    for i in range(n):
+        new = i == 0
+        if not new:
+            a0 = offsets[i - 1]
+            a1 = offsets[i]
+            b1 = offsets[i + 1]
+            if a1 - a0 != b1 - a1:
+                new = True
+            else:
+                for j in range(a1 - a0):
+                    if data[a0 + j] != data[a1 + j]:
+                        new = True
+                        break
+        if new:
+            out[c] = i
+            c += 1
+    out[c] = n
+    return out[: c + 1].copy()
+
+
+@_jit
+def counting_sort(codes, ncodes):
+    """Stable counting sort of ``codes`` in [0, ncodes) (negative codes are skipped).
+
+    Returns ``(offsets, perm)``: rows of group g are ``perm[offsets[g]:offsets[g+1]]`` in input order.
+    """
+    counts = np.zeros(ncodes + 1, np.int64)
+    for i in range(codes.shape[0]):
+        c = codes[i]
+        if c >= 0:
+            counts[c + 1] += 1
+    for g in range(ncodes):
+        counts[g + 1] += counts[g]
+    pos = counts[:ncodes].copy()
+    perm = np.empty(counts[ncodes], np.int64)
+    for i in range(codes.shape[0]):
+        c = codes[i]
+        if c >= 0:
+            perm[pos[c]] = i
+            pos[c] += 1
+    return counts, perm
+
+
+@_jit
+def _hash_row(r, doc_mode, doc_int, doc_off, doc_data):
+    if doc_mode == DOC_INT:
+        x = np.uint64(doc_int[r])
+    else:
+        x = np.uint64(14695981039346656037)
+        for j in range(doc_off[r], doc_off[r + 1]):
+            x = (x ^ np.uint64(doc_data[j])) * np.uint64(1099511628211)
+    x ^= x >> np.uint64(33)
+    x *= np.uint64(0xFF51AFD7ED558CCD)
+    x ^= x >> np.uint64(33)
+    return x
+
+
+@_jit
+def _same_doc(a, b, doc_mode, doc_int, doc_off, doc_data):
+    if doc_mode == DOC_INT:
+        return doc_int[a] == doc_int[b]
+    la = doc_off[a + 1] - doc_off[a]
+    if la != doc_off[b + 1] - doc_off[b]:
+        return False
+    for j in range(la):
+        if doc_data[doc_off[a] + j] != doc_data[doc_off[b] + j]:
+            return False
+    return True
+
+
+@nb.njit(parallel=True, cache=True, nogil=True)
+def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data, nchunks):
+    """Return ``(row, first_row)`` for the first duplicated docid within a group (input rows), or
+    ``(-1, -1)``. Expected O(n) with one open-addressing table per chunk."""
+    nseg = offsets.shape[0] - 1
+    found = np.full(nchunks, -1, np.int64)
+    found_first = np.full(nchunks, -1, np.int64)
+    if doc_mode != DOC_INT and doc_mode != DOC_BYTES:
+        return -1, -1
+    for c in nb.prange(nchunks):
+        s0 = nseg * c // nchunks
+        s1 = nseg * (c + 1) // nchunks
+        maxn = 0
+        for s in range(s0, s1):
+            maxn = max(maxn, offsets[s + 1] - offsets[s])
+        size = 4
+        while size < 2 * maxn:
+            size *= 2
+        table = np.full(size, -1, np.int64)
+        mask = np.uint64(size - 1)
+        for s in range(s0, s1):
+            if found[c] >= 0:
+                break
+            base = offsets[s]
+            n = offsets[s + 1] - base
+            for i in range(n):
+                r = perm[base + i] if has_perm else base + i
+                h = _hash_row(r, doc_mode, doc_int, doc_off, doc_data) & mask
+                while True:
+                    o = table[h]
+                    if o < 0:
+                        table[h] = r
+                        break
+                    if _same_doc(o, r, doc_mode, doc_int, doc_off, doc_data):
+                        found[c] = r
+                        found_first[c] = o
+                        break
+                    h = (h + np.uint64(1)) & mask
+                if found[c] >= 0:
+                    break
+            for i in range(n):  # clear the table for the next group
+                r = perm[base + i] if has_perm else base + i
+                h = _hash_row(r, doc_mode, doc_int, doc_off, doc_data) & mask
+                while table[h] >= 0:
+                    table[h] = -1
+                    h = (h + np.uint64(1)) & mask
+    for c in range(nchunks):
+        if found[c] >= 0:
+            return found[c], found_first[c]
+    return -1, -1

@@ -1,0 +1,383 @@
+"""Scalar per-query metric routines (Numba), one small function per metric and ranking model.
+
+Every metric has two routines that read the labels of one ranked list (``lab[0:n]``, position i+1
+holds ``lab[i]``; unjudged documents carry label 0):
+
+* ``<metric>_plain`` -- the metric of that exact order (ties already broken by the caller);
+* ``<metric>_tied``  -- the tie-aware value (McSherry & Najork, ECIR 2008; SPEC_math §5): the mean
+  of the metric over every order consistent with the tie groups, where group g occupies positions
+  ``gend[g-1]+1 .. gend[g]``.
+
+IUB is ``<metric>_plain`` on the judged labels sorted descending (the ideal ranking), and REB is
+``<metric>_tied`` on the judged labels as **one** tie group: REB is by definition the expected value
+when all judged documents share one score (SPEC_math §0, §5), and with a single group each tied
+formula reduces term by term to the closed forms of SPEC_math §1-§2 (e.g. E[DCG@k] = mean gain *
+sum_{i<=K} d(i); E[SP@k] = bK + (a-b)H_K; E[RR@k] = sum_t C(Nn,t-1)/C(n,t-1) * Np/(n-t+1)/t).
+The closed forms are checked against these routines and against brute-force enumeration in the tests.
+
+Conventions (SPEC_math §0): ``k <= 0`` means no cutoff; K = min(k, n); P@k divides by k even when
+n < k; binary relevance is ``label >= rel``; negative labels count as 0. The routines allocate
+nothing (scratch space is passed in), so the same code can serve a GPU backend.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+__all__ = ["gain", "measure_plain", "measure_tied", "paper_reb"]
+
+K_DCG, K_NDCG, K_P, K_R, K_RPREC, K_SP, K_AP, K_RR, K_ERR, K_RBP = range(10)
+NORM_REL, NORM_K, NORM_MIN = 0, 1, 2
+
+_jit = nb.njit(cache=True, nogil=True)
+
+
+@_jit
+def gain(label, gtype):
+    """g(l) = l (``gtype`` 0, linear, trec_eval) or 2^l - 1 (``gtype`` 1, exponential); 0 for l <= 0."""
+    if label <= 0:
+        return 0.0
+    if gtype == 0:
+        return float(label)
+    return 2.0 ** label - 1.0
+
+
+@_jit
+def _cut(k, n):
+    """K = min(k, n), with k <= 0 meaning no cutoff."""
+    if k <= 0 or k > n:
+        return n
+    return k
+
+
+@_jit
+def _theta(label, lmax):
+    """ERR stopping probability theta(l) = (2^l - 1) / 2^lmax (Chapelle et al., CIKM 2009)."""
+    if label <= 0:
+        return 0.0
+    return (2.0 ** label - 1.0) / 2.0 ** lmax
+
+
+# --------------------------------------------------------------------------- DCG, rank-linear
+@_jit
+def dcg_plain(lab, n, k, gtype, disc):
+    """DCG@k = sum_{i<=K} g(l_i) / log2(i+1)."""
+    K = _cut(k, n)
+    s = 0.0
+    for i in range(K):
+        if lab[i] > 0:
+            s += gain(lab[i], gtype) * disc[i]
+    return s
+
+
+@_jit
+def dcg_tied(lab, gend, ng, n, k, gtype, disc):
+    """Tie-aware DCG@k = sum_g mean_gain(T_g) * sum_{i in group g, i<=K} d(i)."""
+    K = _cut(k, n)
+    s = 0.0
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        if start >= K:
+            break
+        gs = 0.0
+        for i in range(start, end):
+            gs += gain(lab[i], gtype)
+        if gs > 0.0:
+            ds = 0.0
+            for i in range(start, min(end, K)):
+                ds += disc[i]
+            s += gs / (end - start) * ds
+        start = end
+    return s
+
+
+@_jit
+def relcount_plain(lab, n, k, rel):
+    """Number of relevant documents (label >= rel) in the top min(k, n)."""
+    K = _cut(k, n)
+    c = 0
+    for i in range(K):
+        if lab[i] >= rel:
+            c += 1
+    return float(c)
+
+
+@_jit
+def relcount_tied(lab, gend, ng, n, k, rel):
+    """Expected number of relevant documents in the top K: sum_g r_g * |group g within K| / t_g."""
+    K = _cut(k, n)
+    s = 0.0
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        if start >= K:
+            break
+        r = 0
+        for i in range(start, end):
+            if lab[i] >= rel:
+                r += 1
+        s += r * (min(end, K) - start) / (end - start)
+        start = end
+    return s
+
+
+@_jit
+def rbp_plain(lab, n, k, rel, p):
+    """Binary RBP = (1-p) sum_{i<=K} p^(i-1) [l_i >= rel] (Moffat & Zobel, TOIS 2008)."""
+    K = _cut(k, n)
+    s = 0.0
+    w = 1.0
+    for i in range(K):
+        if lab[i] >= rel:
+            s += w
+        w *= p
+    return (1.0 - p) * s
+
+
+@_jit
+def rbp_tied(lab, gend, ng, n, k, rel, p):
+    """Tie-aware RBP = (1-p) sum_g (r_g/t_g) sum_{i in group g, i<=K} p^(i-1)."""
+    K = _cut(k, n)
+    s = 0.0
+    start = 0
+    w = 1.0  # p^start
+    for g in range(ng):
+        end = gend[g]
+        if start >= K:
+            break
+        r = 0
+        for i in range(start, end):
+            if lab[i] >= rel:
+                r += 1
+        ws = 0.0
+        for i in range(start, min(end, K)):
+            ws += w
+            w *= p
+        for i in range(min(end, K), end):
+            w *= p
+        s += r / (end - start) * ws
+        start = end
+    return (1.0 - p) * s
+
+
+# --------------------------------------------------------------------------- SP and AP
+@_jit
+def sp_plain(lab, n, k, rel):
+    """SP@k = sum_{i<=K} Prec(i) rel_i = sum over relevant i of (#relevant at or above i) / i."""
+    K = _cut(k, n)
+    s = 0.0
+    c = 0
+    for i in range(K):
+        if lab[i] >= rel:
+            c += 1
+            s += c / (i + 1.0)
+    return s
+
+
+@_jit
+def sp_tied(lab, gend, ng, n, k, rel):
+    """Tie-aware SP@k (McSherry & Najork 2008; SPEC_math §5):
+    sum_g sum_{m=1..t_g, i=c_{g-1}+m<=K} (1/i) [ (r_g/t_g)(R_<g + 1) + (m-1) r_g(r_g-1)/(t_g(t_g-1)) ]."""
+    K = _cut(k, n)
+    s = 0.0
+    start = 0
+    before = 0  # R_<g
+    for g in range(ng):
+        end = gend[g]
+        if start >= K:
+            break
+        t = end - start
+        r = 0
+        for i in range(start, end):
+            if lab[i] >= rel:
+                r += 1
+        if r > 0:
+            a = r / t * (before + 1.0)
+            b = 0.0
+            if t > 1:
+                b = r * (r - 1.0) / (t * (t - 1.0))
+            for m in range(1, min(end, K) - start + 1):
+                s += (a + (m - 1) * b) / (start + m)
+        before += r
+        start = end
+    return s
+
+
+@_jit
+def ap_denominator(norm, k, nrel):
+    """AP's divisor: Np (trec_eval map / map_cut), k (the paper's AP@k = SP@k/k) or min(Np, k)."""
+    if norm == NORM_REL:
+        return float(nrel)
+    if norm == NORM_K:
+        return float(k)
+    return float(min(nrel, k))
+
+
+# --------------------------------------------------------------------------- RR and ERR
+@_jit
+def rr_plain(lab, n, k, rel):
+    """RR@k = 1/rank of the first relevant document within the top K, 0 if none."""
+    K = _cut(k, n)
+    for i in range(K):
+        if lab[i] >= rel:
+            return 1.0 / (i + 1.0)
+    return 0.0
+
+
+@_jit
+def rr_tied(lab, gend, ng, n, k, rel):
+    """Tie-aware RR@k: in the first group holding r > 0 relevant of t documents, starting after
+    position s, P(first relevant at s+m) = E_{m-1} - E_m with E_m = C(t-r, m)/C(t, m)."""
+    K = _cut(k, n)
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        if start >= K:
+            return 0.0
+        t = end - start
+        r = 0
+        for i in range(start, end):
+            if lab[i] >= rel:
+                r += 1
+        if r > 0:
+            s = 0.0
+            e_prev = 1.0
+            for m in range(1, min(end, K) - start + 1):
+                e_m = e_prev * (t - r - m + 1.0) / (t - m + 1.0)  # C(t-r,m)/C(t,m)
+                if e_m < 0.0:
+                    e_m = 0.0
+                s += (e_prev - e_m) / (start + m)
+                e_prev = e_m
+            return s
+        start = end
+    return 0.0
+
+
+@_jit
+def err_plain(lab, n, k, lmax):
+    """ERR@k = sum_{r<=K} theta(l_r)/r * prod_{j<r} (1 - theta(l_j)) (Chapelle et al. 2009)."""
+    K = _cut(k, n)
+    s = 0.0
+    stay = 1.0
+    for i in range(K):
+        th = _theta(lab[i], lmax)
+        if th > 0.0:
+            s += stay * th / (i + 1.0)
+            stay *= 1.0 - th
+    return s
+
+
+@_jit
+def err_tied(lab, gend, ng, n, k, lmax, f):
+    """Tie-aware ERR@k (SPEC_math §2, §5): sum_g S_<g sum_{m: c_{g-1}+m<=K} (E^g_{m-1}-E^g_m)/i with
+    E^g_m = e_m(y over T_g)/C(t_g, m), y = 1 - theta, by the normalised DP
+    f(m) <- ((j-m)/j) f(m) + (m/j) y_j f(m-1) (every value a convex combination, stable in float64).
+    ``f`` is scratch of length >= min(K, max t_g) + 1."""
+    K = _cut(k, n)
+    s = 0.0
+    stay = 1.0  # S_<g
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        if start >= K or stay == 0.0:
+            break
+        t = end - start
+        kg = min(end, K) - start
+        f[0] = 1.0
+        for m in range(1, kg + 1):
+            f[m] = 0.0
+        prod = 1.0
+        for j in range(1, t + 1):
+            y = 1.0 - _theta(lab[start + j - 1], lmax)
+            prod *= y
+            for m in range(min(j, kg), 0, -1):
+                f[m] = ((j - m) / j) * f[m] + (m / j) * y * f[m - 1]
+        part = 0.0
+        for m in range(1, kg + 1):
+            part += (f[m - 1] - f[m]) / (start + m)
+        s += stay * part
+        stay *= prod
+        start = end
+    return s
+
+
+# --------------------------------------------------------------------------- dispatch
+@_jit
+def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, disc):
+    """The raw value of measure ``kind`` on one fully ordered list (nDCG: DCG, caller divides)."""
+    if kind == K_DCG or kind == K_NDCG:
+        return dcg_plain(lab, n, k, gtype, disc)
+    if nrel == 0 and kind != K_P and kind != K_RBP:
+        return 0.0
+    if kind == K_P:
+        return relcount_plain(lab, n, k, rel) / k
+    if kind == K_R:
+        return relcount_plain(lab, n, k, rel) / nrel
+    if kind == K_RPREC:
+        return relcount_plain(lab, n, nrel, rel) / nrel
+    if kind == K_SP:
+        return sp_plain(lab, n, k, rel)
+    if kind == K_AP:
+        return sp_plain(lab, n, k, rel) / ap_denominator(norm, k, nrel)
+    if kind == K_RR:
+        return rr_plain(lab, n, k, rel)
+    if kind == K_ERR:
+        return err_plain(lab, n, k, fparam)
+    if kind == K_RBP:
+        return rbp_plain(lab, n, k, rel, fparam)
+    return np.nan
+
+
+@_jit
+def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, disc, scratch):
+    """The tie-aware (expected) raw value of measure ``kind`` given tie groups ``gend[0:ng]``."""
+    if kind == K_DCG or kind == K_NDCG:
+        return dcg_tied(lab, gend, ng, n, k, gtype, disc)
+    if nrel == 0 and kind != K_P and kind != K_RBP:
+        return 0.0
+    if kind == K_P:
+        return relcount_tied(lab, gend, ng, n, k, rel) / k
+    if kind == K_R:
+        return relcount_tied(lab, gend, ng, n, k, rel) / nrel
+    if kind == K_RPREC:
+        return relcount_tied(lab, gend, ng, n, nrel, rel) / nrel
+    if kind == K_SP:
+        return sp_tied(lab, gend, ng, n, k, rel)
+    if kind == K_AP:
+        return sp_tied(lab, gend, ng, n, k, rel) / ap_denominator(norm, k, nrel)
+    if kind == K_RR:
+        return rr_tied(lab, gend, ng, n, k, rel)
+    if kind == K_ERR:
+        return err_tied(lab, gend, ng, n, k, fparam, scratch)
+    if kind == K_RBP:
+        return rbp_tied(lab, gend, ng, n, k, rel, fparam)
+    return np.nan
+
+
+@_jit
+def paper_reb(kind, lab, n, k, gtype, rel, norm, nrel, disc, exact):
+    """The paper's REB (Santu & Feng 2022) where it gives one, else ``exact``.
+
+    DCG family: mean gain * sum_{i<=k} d(i) (summed to k even when k > n; caller divides for nDCG).
+    SP / AP family: E[SP@k] = k p^2 (independence assumption; SPEC_math §3 shows it is too low),
+    divided by the AP variant's denominator. ``lab[0:n]`` are the judged labels.
+    """
+    kk = n if k <= 0 else k
+    if kind == K_DCG or kind == K_NDCG:
+        gs = 0.0
+        for i in range(n):
+            gs += gain(lab[i], gtype)
+        ds = 0.0
+        for i in range(kk):
+            ds += disc[i]
+        return gs / n * ds
+    if kind == K_SP or kind == K_AP:
+        if nrel == 0:
+            return 0.0
+        p = nrel / n
+        sp = kk * p * p
+        if kind == K_SP:
+            return sp
+        return sp / ap_denominator(norm, kk, nrel)
+    return exact

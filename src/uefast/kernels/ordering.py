@@ -1,0 +1,191 @@
+"""Ranking one query segment: sort by score descending with an explicit tie policy (Numba).
+
+Tie policies (``tie_mode``):
+
+* ``TIE_INPUT`` (0)   -- equal scores keep input order (a stable sort);
+* ``TIE_DOCID`` (1)   -- equal scores ordered by docid **descending by bytes**, as trec_eval does
+  (``strcmp`` on docnos: "9" ranks before "10"); integer docids compare as their decimal strings;
+* ``TIE_EXPECTED`` (2) -- the order inside a tie group is irrelevant; the caller uses the groups.
+
+The sort is an insertion sort on runs of 16 followed by a bottom-up merge sort (stable), working in
+caller-provided buffers: no allocation per query.
+"""
+from __future__ import annotations
+
+import numba as nb
+
+__all__ = ["TIE_INPUT", "TIE_DOCID", "TIE_EXPECTED", "DOC_NONE", "DOC_BYTES", "DOC_INT",
+           "docid_compare", "sort_segment", "tie_groups"]
+
+TIE_INPUT, TIE_DOCID, TIE_EXPECTED = 0, 1, 2
+DOC_NONE, DOC_BYTES, DOC_INT = 0, 1, 2
+
+_jit = nb.njit(cache=True, nogil=True)
+
+
+@_jit
+def _int_str_compare(a, b):
+    """Compare two int64 values as their decimal strings, bytewise (strcmp semantics)."""
+    if a == b:
+        return 0
+    if a < 0 and b >= 0:
+        return -1  # '-' (0x2d) sorts before every digit
+    if b < 0 and a >= 0:
+        return 1
+    neg = a < 0
+    ua = -a if neg else a
+    ub = -b if neg else b
+    da = 1
+    t = ua
+    while t >= 10:
+        t //= 10
+        da += 1
+    db = 1
+    t = ub
+    while t >= 10:
+        t //= 10
+        db += 1
+    # compare digit by digit from the most significant
+    pa = 1
+    for _ in range(da - 1):
+        pa *= 10
+    pb = 1
+    for _ in range(db - 1):
+        pb *= 10
+    for _ in range(min(da, db)):
+        ca = (ua // pa) % 10
+        cb = (ub // pb) % 10
+        if ca != cb:
+            return 1 if ca > cb else -1
+        pa //= 10
+        pb //= 10
+    if da == db:
+        return 0
+    return 1 if da > db else -1  # a proper prefix sorts first
+
+
+@_jit
+def docid_compare(ra, rb, doc_mode, doc_int, doc_off, doc_data):
+    """strcmp-style comparison of the docids of input rows ``ra`` and ``rb`` (-1, 0 or 1)."""
+    if doc_mode == DOC_INT:
+        return _int_str_compare(doc_int[ra], doc_int[rb])
+    if doc_mode == DOC_BYTES:
+        a0 = doc_off[ra]
+        a1 = doc_off[ra + 1]
+        b0 = doc_off[rb]
+        b1 = doc_off[rb + 1]
+        la = a1 - a0
+        lb = b1 - b0
+        for i in range(min(la, lb)):
+            ca = doc_data[a0 + i]
+            cb = doc_data[b0 + i]
+            if ca != cb:
+                return 1 if ca > cb else -1
+        if la == lb:
+            return 0
+        return 1 if la > lb else -1
+    return 0
+
+
+@_jit
+def _before(ka, ia, kb, ib, tie_mode, rows, doc_mode, doc_int, doc_off, doc_data):
+    """True if (score ka, local index ia) ranks strictly before (kb, ib)."""
+    if ka > kb:
+        return True
+    if ka < kb:
+        return False
+    if tie_mode == TIE_DOCID and doc_mode != DOC_NONE:
+        c = docid_compare(rows[ia], rows[ib], doc_mode, doc_int, doc_off, doc_data)
+        if c != 0:
+            return c > 0
+    return ia < ib
+
+
+@_jit
+def sort_segment(keys, idx, tk, ti, n, tie_mode, rows, doc_mode, doc_int, doc_off, doc_data):
+    """Sort ``keys[0:n]`` descending, permuting ``idx`` alongside (stable merge sort).
+
+    ``rows[idx]`` maps a local index to its input row (for docid look-ups). ``tk``/``ti`` are
+    scratch of length >= n. On return ``keys``/``idx`` hold the sorted order.
+    """
+    run = 16
+    for s in range(0, n, run):
+        e = min(s + run, n)
+        for i in range(s + 1, e):
+            kv = keys[i]
+            iv = idx[i]
+            j = i - 1
+            while j >= s and _before(kv, iv, keys[j], idx[j], tie_mode, rows, doc_mode,
+                                     doc_int, doc_off, doc_data):
+                keys[j + 1] = keys[j]
+                idx[j + 1] = idx[j]
+                j -= 1
+            keys[j + 1] = kv
+            idx[j + 1] = iv
+    if n <= run:
+        return
+    sk = keys
+    si = idx
+    dk = tk
+    di = ti
+    width = run
+    in_tmp = False
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            a = lo
+            b = mid
+            o = lo
+            while a < mid and b < hi:
+                # take from the right run only if it ranks strictly before (stability)
+                if _before(sk[b], si[b], sk[a], si[a], tie_mode, rows, doc_mode,
+                           doc_int, doc_off, doc_data):
+                    dk[o] = sk[b]
+                    di[o] = si[b]
+                    b += 1
+                else:
+                    dk[o] = sk[a]
+                    di[o] = si[a]
+                    a += 1
+                o += 1
+            while a < mid:
+                dk[o] = sk[a]
+                di[o] = si[a]
+                a += 1
+                o += 1
+            while b < hi:
+                dk[o] = sk[b]
+                di[o] = si[b]
+                b += 1
+                o += 1
+        sk, dk = dk, sk
+        si, di = di, si
+        in_tmp = not in_tmp
+        width *= 2
+    if in_tmp:
+        for i in range(n):
+            keys[i] = sk[i]
+            idx[i] = si[i]
+
+
+@_jit
+def tie_groups(keys, n, gend):
+    """Write the end positions (exclusive) of runs of equal ``keys[0:n]`` into ``gend``; return
+    the number of groups."""
+    ng = 0
+    for i in range(1, n):
+        if keys[i] != keys[i - 1]:
+            gend[ng] = i
+            ng += 1
+    if n > 0:
+        gend[ng] = n
+        ng += 1
+    return ng
+
+
+@_jit
+def single_group(n, gend):
+    """One tie group holding all n documents (the random-ranking model of REB)."""
+    gend[0] = n
+    return 1
