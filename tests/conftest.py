@@ -1,0 +1,55 @@
+"""Shared test helpers: tiny LETOR/TREC tables and the bridge from Measure objects to tests/naive.py."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import naive  # noqa: E402
+
+SHARED_DATA = Path(os.environ.get("UEFAST_SHARED_DATA",
+                                  Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA} (set UEFAST_SHARED_DATA)")
+    return SHARED_DATA
+
+
+def letor_table(queries, systems=("s",)):
+    """queries: list of (labels, {system: scores}, docids or None)."""
+    cols = {"qid": [], "docid": [], "label": []}
+    for s in systems:
+        cols[s] = []
+    for qi, (labels, scores, docids) in enumerate(queries):
+        n = len(labels)
+        cols["qid"] += [qi + 1] * n
+        cols["docid"] += list(docids) if docids is not None else list(range(n))
+        cols["label"] += list(labels)
+        for s in systems:
+            cols[s] += [float(x) for x in scores[s]]
+    return pa.table(cols)
+
+
+def naive_value(m, ranked_labels, judged, lmax):
+    """Reference value of Measure ``m`` on a ranked label list."""
+    d = m.definition.params
+    kw = dict(k=m.cutoff)
+    if "rel" in d:
+        kw["rel"] = m.param("rel") or 1
+    if "gain" in d:
+        kw["gtype"] = m.param("gain")
+    if "norm" in d:
+        kw["norm"] = m.param("norm")
+    if "p" in d:
+        kw["p"] = m.param("p")
+    if "lmax" in d:
+        kw["lmax"] = m.param("lmax") if m.param("lmax") is not None else max(lmax, 1)
+    return naive.measure(m.name, ranked_labels, judged, **kw)

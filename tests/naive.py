@@ -1,0 +1,186 @@
+"""Slow, obviously-correct reference implementations (plain Python, one query at a time).
+
+Everything here follows the textbook definitions directly (SPEC_math §0-§5) so that the Numba
+kernels can be compared against it: metrics on an explicit ranked list of labels, IUB on the
+sorted labels, REB and tie-aware values by enumerating permutations (tiny n only).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+# ----------------------------------------------------------------------------- metrics
+
+
+def gain(label, gtype):
+    if label <= 0:
+        return 0.0
+    return float(label) if gtype == "lin" else 2.0 ** label - 1.0
+
+
+def cut(k, n):
+    return n if k is None or k > n else k
+
+
+def dcg(labels, k=None, gtype="lin"):
+    return sum(gain(l, gtype) / math.log2(i + 2) for i, l in enumerate(labels[: cut(k, len(labels))]))
+
+
+def ndcg(labels, judged, k=None, gtype="lin"):
+    ideal = dcg(sorted(judged, reverse=True), k, gtype)
+    return dcg(labels, k, gtype) / ideal if ideal > 0 else 0.0
+
+
+def precision(labels, k, rel=1):
+    return sum(1 for l in labels[:k] if l >= rel) / k
+
+
+def recall(labels, k, nrel, rel=1):
+    return sum(1 for l in labels[:k] if l >= rel) / nrel if nrel else 0.0
+
+
+def rprec(labels, nrel, rel=1):
+    return sum(1 for l in labels[:nrel] if l >= rel) / nrel if nrel else 0.0
+
+
+def sp(labels, k=None, rel=1):
+    """sum_{i<=K} Prec(i) * rel_i with Prec(i) = (1/i) sum_{j<=i} rel_j."""
+    total = 0.0
+    for i in range(cut(k, len(labels))):
+        if labels[i] >= rel:
+            prec_i = sum(1 for l in labels[: i + 1] if l >= rel) / (i + 1)
+            total += prec_i
+    return total
+
+
+def ap(labels, nrel, k=None, rel=1, norm="rel"):
+    if nrel == 0:
+        return 0.0
+    denom = {"rel": nrel, "k": k, "min": min(nrel, k or nrel)}[norm]
+    return sp(labels, k, rel) / denom
+
+
+def rr(labels, k=None, rel=1):
+    for i, l in enumerate(labels[: cut(k, len(labels))]):
+        if l >= rel:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def err(labels, k=None, lmax=4):
+    total, stay = 0.0, 1.0
+    for i, l in enumerate(labels[: cut(k, len(labels))]):
+        theta = (2.0 ** max(l, 0) - 1) / 2.0 ** lmax
+        total += stay * theta / (i + 1)
+        stay *= 1 - theta
+    return total
+
+
+def rbp(labels, p=0.8, k=None, rel=1):
+    return (1 - p) * sum(p ** i for i, l in enumerate(labels[: cut(k, len(labels))]) if l >= rel)
+
+
+def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0.8, lmax=4):
+    """Dispatch by measure family name; ``judged`` = all judged labels of the query."""
+    labels = [max(int(l), 0) for l in labels]
+    judged = [max(int(l), 0) for l in judged]
+    nrel = sum(1 for l in judged if l >= rel)
+    if name == "DCG":
+        return dcg(labels, k, gtype)
+    if name == "nDCG":
+        return ndcg(labels, judged, k, gtype)
+    if name == "P":
+        return precision(labels, k, rel)
+    if name == "R":
+        return recall(labels, k, nrel, rel)
+    if name == "Rprec":
+        return rprec(labels, nrel, rel)
+    if name == "SP":
+        return sp(labels, k, rel) if nrel else 0.0
+    if name == "AP":
+        return ap(labels, nrel, k, rel, norm)
+    if name == "RR":
+        return rr(labels, k, rel) if nrel else 0.0
+    if name == "ERR":
+        return err(labels, k, lmax)
+    if name == "RBP":
+        return rbp(labels, p, k, rel)
+    raise KeyError(name)
+
+
+# ----------------------------------------------------------------------------- rankings
+
+
+def rank_trec_eval(scores, docids):
+    """Indices in trec_eval order: score descending, then docid descending as strings (bytes)."""
+    keys = [str(d).encode() for d in docids]
+    return sorted(range(len(scores)), key=lambda i: (scores[i], keys[i]), reverse=True)
+
+
+def rank_input(scores):
+    """Score descending, ties in input order."""
+    return sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+
+
+def tie_consistent_orders(scores):
+    """Every order of the indices consistent with descending scores (all tie permutations)."""
+    groups = {}
+    for i, s in enumerate(scores):
+        groups.setdefault(s, []).append(i)
+    blocks = [groups[s] for s in sorted(groups, reverse=True)]
+    for combo in itertools.product(*(itertools.permutations(b) for b in blocks)):
+        yield [i for block in combo for i in block]
+
+
+def expected_over_orders(fn, labels, orders):
+    vals = [fn([labels[i] for i in o]) for o in orders]
+    return sum(vals) / len(vals)
+
+
+def reb_bruteforce(fn, judged):
+    """E[fn] over all n! orders of the judged labels."""
+    return expected_over_orders(fn, judged, itertools.permutations(range(len(judged))))
+
+
+# ----------------------------------------------------------------------------- closed forms (SPEC_math §1)
+
+
+def harmonic(m):
+    return sum(1.0 / i for i in range(1, m + 1))
+
+
+def reb_sp_closed(n, nrel, k):
+    """E[SP@k] = bK + (a - b) H_K with a = Np/n, b = Np(Np-1)/(n(n-1))."""
+    K = cut(k, n)
+    a = nrel / n
+    b = nrel * (nrel - 1) / (n * (n - 1)) if n > 1 else 0.0
+    return b * K + (a - b) * harmonic(K)
+
+
+def reb_ap_closed(n, nrel):
+    """E[AP] = p + (1-p)(H_n - 1)/(n-1) (= 1 if n = 1)."""
+    if nrel == 0:
+        return 0.0
+    if n == 1:
+        return 1.0
+    p = nrel / n
+    return p + (1 - p) * (harmonic(n) - 1) / (n - 1)
+
+
+def reb_rr_closed(n, nrel, k=None):
+    """E[RR@k] = sum_{t=1..min(K, Nn+1)} C(Nn,t-1)/C(n,t-1) * Np/(n-t+1) / t (exact fractions)."""
+    if nrel == 0:
+        return 0.0
+    K = cut(k, n)
+    nn = n - nrel
+    total = Fraction(0)
+    for t in range(1, min(K, nn + 1) + 1):
+        total += Fraction(math.comb(nn, t - 1), math.comb(n, t - 1)) * Fraction(nrel, n - t + 1) / t
+    return float(total)
+
+
+def reb_dcg_closed(judged, k=None, gtype="lin"):
+    n = len(judged)
+    gbar = sum(gain(l, gtype) for l in judged) / n
+    return gbar * sum(1 / math.log2(i + 2) for i in range(cut(k, n)))

@@ -1,0 +1,190 @@
+"""Every kernel against the plain-Python reference (tests/naive.py): values, IUB, REB, tie policies."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import naive
+import uefast
+from conftest import letor_table, naive_value
+from uefast import parse_measures
+
+MEASURES = parse_measures([
+    "nDCG@3", "nDCG", "nDCG(gain=exp)@5", "DCG@4", "DCG(gain=exp)", "P@3", "P@10", "R@2",
+    "Rprec", "SP@3", "SP", "AP", "AP@3", "AP(norm=k)@3", "AP(norm=min)@3", "RR", "RR@2",
+    "ERR@3", "ERR", "ERR(lmax=3)@4", "RBP(p=0.8)", "RBP(p=0.5)@3", "P(rel=2)@2", "AP(rel=2)",
+    "R(rel=3)@4",
+])
+
+query = st.integers(1, 9).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(-1, 4), min_size=n, max_size=n),        # labels (negatives clamp to 0)
+    st.lists(st.integers(0, 3), min_size=n, max_size=n),         # scores with many ties
+    st.permutations(list(range(100, 100 + n)) if n < 5 else [3, 20, 100, 9, 11, 1, 2, 40, 7][:n]),
+))
+
+
+def _by_query(table, measure):
+    rows = [r for r in table.to_pylist() if r["measure"] == str(measure)]
+    return {r["qid"]: r for r in rows}
+
+
+def _check(queries, ties):
+    t = letor_table([(l, {"s": s}, d) for l, s, d in queries])
+    res = uefast.evaluate(t, measures=MEASURES, ties=ties)
+    lmax = max(max(0, max(l)) for l, _, _ in queries)
+    for m in MEASURES:
+        got = _by_query(res, m)
+        for qi, (labels, scores, docs) in enumerate(queries):
+            row = got[qi + 1]
+            judged = labels
+            if ties == "trec_eval":
+                order = naive.rank_trec_eval(scores, docs)
+                want = naive_value(m, [labels[i] for i in order], judged, lmax)
+            elif ties == "input":
+                order = naive.rank_input(scores)
+                want = naive_value(m, [labels[i] for i in order], judged, lmax)
+            else:
+                orders = list(itertools.islice(naive.tie_consistent_orders(scores), 5041))
+                want = naive.expected_over_orders(lambda ls: naive_value(m, ls, judged, lmax),
+                                                  labels, orders)
+            iub = naive_value(m, sorted(labels, reverse=True), judged, lmax)
+            assert row["value"] == pytest.approx(want, abs=1e-12), (m, qi, ties)
+            assert row["iub"] == pytest.approx(iub, abs=1e-12), (m, qi)
+            assert row["n_rel"] == sum(1 for x in labels if x >= (m.param("rel") if "rel" in m.definition.params and m.param("rel") else 1))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(query, min_size=1, max_size=4), st.sampled_from(["trec_eval", "input"]))
+def test_values_and_iub_match_reference(queries, ties):
+    _check(queries, ties)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(query.filter(lambda q: math.prod(
+    math.factorial(q[1].count(v)) for v in set(q[1])) <= 720), min_size=1, max_size=3))
+def test_tie_aware_values_match_enumeration(queries):
+    _check(queries, "expected")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=6))
+def test_reb_is_the_mean_over_all_permutations(labels):
+    """REB by brute-force enumeration of all n! orders (n <= 6), and REB == tie-aware value of a
+    run whose scores are all equal."""
+    t = letor_table([(labels, {"s": [0.5] * len(labels)}, None)])
+    res = uefast.evaluate(t, measures=MEASURES, ties="expected")
+    lmax = max(max(labels), 1)
+    for m in MEASURES:
+        row = _by_query(res, m)[1]
+        want = naive.reb_bruteforce(lambda ls: naive_value(m, ls, labels, lmax), labels)
+        assert row["reb"] == pytest.approx(want, abs=1e-12), m
+        assert row["value"] == pytest.approx(row["reb"], abs=1e-12), m
+
+
+@pytest.mark.parametrize("n,nrel", [(n, r) for n in (1, 2, 5, 30, 120) for r in range(0, n + 1, max(1, n // 6))])
+@pytest.mark.parametrize("k", [1, 2, 5, 10, 40])
+def test_reb_matches_spec_closed_forms(n, nrel, k):
+    labels = [1] * nrel + [0] * (n - nrel)
+    t = letor_table([(labels, {"s": list(range(n))}, None)])
+    res = uefast.evaluate(t, measures=[f"SP@{k}", "AP", f"RR@{k}", "RR", f"DCG@{k}", f"P@{k}",
+                                       f"R@{k}", "Rprec", f"RBP(p=0.7)@{k}"])
+    reb = {r["measure"]: r["reb"] for r in res.to_pylist()}
+    K = min(k, n)
+    p = nrel / n
+    assert reb[f"SP@{k}"] == pytest.approx(naive.reb_sp_closed(n, nrel, k) if nrel else 0, abs=1e-12)
+    assert reb["AP"] == pytest.approx(naive.reb_ap_closed(n, nrel), abs=1e-12)
+    assert reb[f"RR@{k}"] == pytest.approx(naive.reb_rr_closed(n, nrel, k), abs=1e-12)
+    assert reb["RR"] == pytest.approx(naive.reb_rr_closed(n, nrel), abs=1e-12)
+    assert reb[f"DCG@{k}"] == pytest.approx(naive.reb_dcg_closed(labels, k), abs=1e-12)
+    assert reb[f"P@{k}"] == pytest.approx(K * nrel / (n * k), abs=1e-12)
+    assert reb[f"R@{k}"] == pytest.approx(K / n if nrel else 0.0, abs=1e-12)
+    assert reb["Rprec"] == pytest.approx(p, abs=1e-12)
+    assert reb[f"RBP(p=0.7)@{k}"] == pytest.approx(p * (1 - 0.7 ** K), abs=1e-12)
+
+
+@pytest.mark.parametrize("n,nrel,k,exact", [
+    (120, 10, 10, 0.288646), (40, 5, 5, 0.320246), (10, 1, 10, 0.292897),
+    (1000, 100, 10, 0.362970), (100, 50, 20, 5.858015), (30, 20, 10, 5.041142),
+])
+def test_spec_section3_reference_values(n, nrel, k, exact):
+    labels = [1] * nrel + [0] * (n - nrel)
+    t = letor_table([(labels, {"s": [0.0] * n}, None)])
+    res = uefast.evaluate(t, measures=[f"SP@{k}"], reb="exact")
+    assert res["reb"][0].as_py() == pytest.approx(exact, abs=5e-7)
+    paper = uefast.evaluate(t, measures=[f"SP@{k}"], reb="paper")
+    assert paper["reb"][0].as_py() == pytest.approx(k * (nrel / n) ** 2, abs=1e-12)
+
+
+def test_paper_reb_dcg_sums_the_discount_to_k():
+    """SPEC §1: labels [1, 0], k = 10: exact 0.815 vs the paper's 2.272 (exponential gain)."""
+    t = letor_table([([1, 0], {"s": [1.0, 0.0]}, None)])
+    exact = uefast.evaluate(t, measures=["DCG(gain=exp)@10"])["reb"][0].as_py()
+    paper = uefast.evaluate(t, measures=["DCG(gain=exp)@10"], reb="paper")["reb"][0].as_py()
+    assert exact == pytest.approx(0.5 * (1 + 1 / math.log2(3)), abs=1e-12)
+    assert round(exact, 3) == 0.815
+    assert round(paper, 3) == 2.272
+
+
+def test_paper_reb_differs_only_where_the_paper_has_a_formula():
+    t = letor_table([([2, 1, 0, 0, 1], {"s": [5, 4, 3, 2, 1]}, None)])
+    ms = ["nDCG@3", "AP(norm=k)@3", "SP@3", "P@3", "RR", "ERR@3"]
+    e = {r["measure"]: r["reb"] for r in uefast.evaluate(t, measures=ms).to_pylist()}
+    p = {r["measure"]: r["reb"] for r in uefast.evaluate(t, measures=ms, reb="paper").to_pylist()}
+    assert p["AP(norm=k)@3"] == pytest.approx((3 / 5) ** 2)
+    assert p["SP@3"] == pytest.approx(3 * (3 / 5) ** 2)
+    for m in ("P@3", "RR", "ERR@3"):
+        assert p[m] == e[m]
+    assert p["nDCG@3"] == pytest.approx(e["nDCG@3"])  # k <= n: the paper's DCG formula is exact
+
+
+def test_ideal_and_worst_rankings():
+    labels = [3, 0, 2, 0, 1, 0]
+    best = [-x for x in range(6)]
+    order = sorted(range(6), key=lambda i: -labels[i])
+    scores = [0.0] * 6
+    for rank, i in enumerate(order):
+        scores[i] = 10.0 - rank
+    t = letor_table([(labels, {"s": scores}, None)])
+    res = uefast.evaluate(t, measures=MEASURES)
+    for r in res.to_pylist():
+        assert r["value"] == pytest.approx(r["iub"], abs=1e-12), r["measure"]
+        assert r["ue_v2"] == pytest.approx(1.0) or r["iub"] == pytest.approx(r["reb"])
+    assert best  # scores above are a strict ranking
+
+
+def test_zero_relevant_and_all_relevant_queries():
+    t = letor_table([([0, 0, 0], {"s": [3, 2, 1]}, None), ([1, 1, 1], {"s": [3, 2, 1]}, None)])
+    res = uefast.evaluate(t, measures=["AP", "P@2", "RR", "nDCG@2", "P@5"])
+    for r in res.to_pylist():
+        if r["qid"] == 1:
+            assert (r["value"], r["iub"], r["reb"], r["ue_v1"], r["ue_v2"]) == (0, 0, 0, 0, 0)
+        elif r["measure"] != "P@5":
+            assert r["iub"] == pytest.approx(r["reb"]) and r["ue_v2"] == 0.0
+        else:  # k > n: P@5 = 3/5 on every order, still degenerate
+            assert r["value"] == pytest.approx(0.6) and r["ue_v2"] == 0.0
+
+
+def test_kernels_agree_across_thread_counts_and_layouts():
+    """Clustered vs shuffled rows, string vs integer ids: identical numbers."""
+    from uefast.sample import mslr_like
+
+    t = mslr_like(200, 3, seed=5)
+    ms = ["nDCG@10", "AP", "ERR@20", "RR@5", "RBP(p=0.9)"]
+    base = uefast.evaluate(t, measures=ms)
+    rng = np.random.default_rng(0)
+    shuffled = t.take(rng.permutation(t.num_rows))
+    other = uefast.evaluate(shuffled, measures=ms)
+    key = lambda tab: sorted(zip(tab["system"].to_pylist(), tab["qid"].to_pylist(),  # noqa: E731
+                                 tab["measure"].to_pylist(), tab["value"].to_pylist(),
+                                 tab["reb"].to_pylist(), tab["iub"].to_pylist()))
+    assert key(other) == key(base)
+    assert other["qid"].to_pylist() != base["qid"].to_pylist()  # first-appearance order differs
+    s = mslr_like(200, 3, seed=5, string_ids=True)
+    strs = uefast.evaluate(s, measures=ms, ties="input")
+    ints = uefast.evaluate(t, measures=ms, ties="input")
+    assert strs.column("value").to_pylist() == ints.column("value").to_pylist()

@@ -1,0 +1,65 @@
+import pytest
+
+from uefast import MeasureParseError, parse_measure, parse_measures
+from uefast.measures import REGISTRY
+
+ROUND_TRIP = [
+    "nDCG@10", "nDCG", "nDCG(gain=exp)@10", "DCG@5", "AP", "AP@10", "AP(norm=k)@10",
+    "AP(norm=min)@5", "SP@10", "P@10", "P(rel=2)@10", "R@100", "Rprec", "RR", "RR@10",
+    "ERR@20", "ERR(lmax=4)@20", "RBP(p=0.8)", "RBP(p=0.5)@100", "AP(rel=2)",
+]
+
+
+@pytest.mark.parametrize("text", ROUND_TRIP)
+def test_round_trip(text):
+    m = parse_measure(text)
+    assert str(m) == text
+    assert parse_measure(str(m)) == m
+    assert hash(parse_measure(text)) == hash(m)
+
+
+@pytest.mark.parametrize("alias,canonical", [
+    ("NDCG@10", "nDCG@10"), ("MAP", "AP"), ("PaperAP@10", "AP(norm=k)@10"), ("MSP@10", "SP@10"),
+    ("P(rel=1)@10", "P(rel=1)@10"), ("RBP", "RBP(p=0.8)"), ("nDCG(gain=lin)@3", "nDCG@3"),
+    (" P @ 5 ", "P@5"), ("MRR@10", "RR@10"),
+])
+def test_aliases_and_defaults(alias, canonical):
+    assert str(parse_measure(alias)) == canonical
+    assert parse_measure(alias) == parse_measure(canonical)
+
+
+def test_matmul_sets_cutoff():
+    assert parse_measure("nDCG") @ 10 == parse_measure("nDCG@10")
+
+
+@pytest.mark.parametrize("text,match", [
+    ("Foo@10", "unknown measure 'Foo'"),
+    ("P", "P needs a cutoff"),
+    ("Rprec@10", "Rprec takes no cutoff"),
+    ("P@0", "cutoff must be a positive integer"),
+    ("P@x", "cutoff must be a positive integer"),
+    ("nDCG(gain=cubic)@10", "`gain` must be one of"),
+    ("P(rel=a)@10", "`rel` must be an integer"),
+    ("RBP(p=1.5)", r"`p` must be in \(0, 1\)"),
+    ("nDCG(foo=1)@10", "unknown parameter `foo`"),
+    ("AP(norm=k)", "needs a cutoff"),
+    ("P(rel)@10", "must be in format"),
+    ("nDCG@@10", "cutoff must be a positive integer"),
+    ("nDCG(gain=exp", "must be in format"),
+])
+def test_parse_errors_name_the_problem(text, match):
+    with pytest.raises(MeasureParseError, match=match):
+        parse_measure(text)
+
+
+def test_parse_measures_splits_and_dedupes():
+    ms = parse_measures("nDCG@10 AP NDCG@10")
+    assert [str(m) for m in ms] == ["nDCG@10", "AP"]
+    with pytest.raises(MeasureParseError, match="at least one"):
+        parse_measures([])
+
+
+def test_every_registered_measure_parses():
+    for name, d in REGISTRY.items():
+        text = name + ("@5" if d.cutoff == "required" else "")
+        assert parse_measure(text).name == name
