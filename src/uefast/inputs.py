@@ -113,7 +113,7 @@ def label_array(arr: pa.Array, name: str, what: str, negative: str) -> np.ndarra
         xf = arr.to_numpy().astype(np.float64, copy=False)
         bad = _first_nonintegral(xf)
         if bad >= 0:
-            raise InputError(f"{what}: column {name!r} must hold integer labels; row {bad} has {xf[bad]!r}")
+            raise InputError(f"{what}: column {name!r} must hold integer labels; row {bad} has {float(xf[bad])!r}")
         x = xf.astype(np.int64)
     else:
         raise InputError(f"{what}: column {name!r} must hold integer labels, got {t}")

@@ -23,7 +23,7 @@ from uefast.kernels.metrics import (
     measure_tied,
     paper_reb,
 )
-from uefast.kernels.ordering import TIE_EXPECTED, single_group, sort_segment, tie_groups
+from uefast.kernels.ordering import TIE_EXPECTED, rank_segment, single_group, tie_groups
 
 __all__ = ["judged_pass", "ranking_pass", "n_chunks"]
 
@@ -151,6 +151,7 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mo
         lab = np.empty(maxn + 1, np.int64)
         gend = np.empty(maxn + 1, np.int64)
         scratch = np.empty(maxn + 2, np.float64)
+        stack = np.empty(128, np.int64)
         for g in range(s0, s1):
             base = offsets[g]
             n = offsets[g + 1] - base
@@ -160,7 +161,7 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mo
                 rows[i] = r
                 keys[i] = scores[r]
                 idx[i] = i
-            sort_segment(keys, idx, tk, ti, n, tie_mode, rows, doc_mode, doc_int, doc_off,
+            rank_segment(keys, idx, tk, ti, stack, n, tie_mode, rows, doc_mode, doc_int, doc_off,
                          doc_data)
             for i in range(n):
                 v = labels[rows[idx[i]]]

@@ -112,7 +112,8 @@ def _same_doc(a, b, doc_mode, doc_int, doc_off, doc_data):
 @nb.njit(parallel=True, cache=True, nogil=True)
 def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data, nchunks):
     """Return ``(row, first_row)`` for the first duplicated docid within a group (input rows), or
-    ``(-1, -1)``. Expected O(n) with one open-addressing table per chunk."""
+    ``(-1, -1)``. Expected O(n): one open-addressing table per chunk whose slots are stamped with
+    the group number, so it never needs clearing between groups."""
     nseg = offsets.shape[0] - 1
     found = np.full(nchunks, -1, np.int64)
     found_first = np.full(nchunks, -1, np.int64)
@@ -127,21 +128,17 @@ def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data
         size = 4
         while size < 2 * maxn:
             size *= 2
-        table = np.full(size, -1, np.int64)
+        slot_row = np.empty(size, np.int64)
+        slot_grp = np.full(size, -1, np.int64)
         mask = np.uint64(size - 1)
         for s in range(s0, s1):
-            if found[c] >= 0:
-                break
             base = offsets[s]
             n = offsets[s + 1] - base
             for i in range(n):
                 r = perm[base + i] if has_perm else base + i
                 h = _hash_row(r, doc_mode, doc_int, doc_off, doc_data) & mask
-                while True:
-                    o = table[h]
-                    if o < 0:
-                        table[h] = r
-                        break
+                while slot_grp[h] == s:
+                    o = slot_row[h]
                     if _same_doc(o, r, doc_mode, doc_int, doc_off, doc_data):
                         found[c] = r
                         found_first[c] = o
@@ -149,12 +146,10 @@ def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data
                     h = (h + np.uint64(1)) & mask
                 if found[c] >= 0:
                     break
-            for i in range(n):  # clear the table for the next group
-                r = perm[base + i] if has_perm else base + i
-                h = _hash_row(r, doc_mode, doc_int, doc_off, doc_data) & mask
-                while table[h] >= 0:
-                    table[h] = -1
-                    h = (h + np.uint64(1)) & mask
+                slot_grp[h] = s
+                slot_row[h] = r
+            if found[c] >= 0:
+                break
     for c in range(nchunks):
         if found[c] >= 0:
             return found[c], found_first[c]

@@ -7,15 +7,17 @@ Tie policies (``tie_mode``):
   (``strcmp`` on docnos: "9" ranks before "10"); integer docids compare as their decimal strings;
 * ``TIE_EXPECTED`` (2) -- the order inside a tie group is irrelevant; the caller uses the groups.
 
-The sort is an insertion sort on runs of 16 followed by a bottom-up merge sort (stable), working in
-caller-provided buffers: no allocation per query.
+:func:`rank_segment` sorts the float keys alone with a quicksort (median of three, Hoare partition,
+insertion sort below 24 elements) whose comparisons are plain float comparisons, then re-orders
+each run of equal scores by the tie policy with a stable merge sort (:func:`sort_segment`). All
+work happens in caller-provided buffers: no allocation per query.
 """
 from __future__ import annotations
 
 import numba as nb
 
 __all__ = ["TIE_INPUT", "TIE_DOCID", "TIE_EXPECTED", "DOC_NONE", "DOC_BYTES", "DOC_INT",
-           "docid_compare", "sort_segment", "tie_groups"]
+           "docid_compare", "sort_segment", "rank_segment", "tie_groups"]
 
 TIE_INPUT, TIE_DOCID, TIE_EXPECTED = 0, 1, 2
 DOC_NONE, DOC_BYTES, DOC_INT = 0, 1, 2
@@ -189,3 +191,91 @@ def single_group(n, gend):
     """One tie group holding all n documents (the random-ranking model of REB)."""
     gend[0] = n
     return 1
+
+
+@_jit
+def _insertion_desc(keys, idx, lo, hi):
+    """Insertion sort of keys[lo:hi+1] descending (inclusive bounds), idx alongside."""
+    for i in range(lo + 1, hi + 1):
+        kv = keys[i]
+        iv = idx[i]
+        j = i - 1
+        while j >= lo and keys[j] < kv:
+            keys[j + 1] = keys[j]
+            idx[j + 1] = idx[j]
+            j -= 1
+        keys[j + 1] = kv
+        idx[j + 1] = iv
+
+
+@_jit
+def quicksort_desc(keys, idx, n, stack):
+    """Unstable in-place sort of keys[0:n] descending with idx alongside; ``stack`` is int64
+    scratch of length >= 128 (the smaller side is always handled first: depth <= log2 n)."""
+    top = 0
+    lo = 0
+    hi = n - 1
+    while True:
+        while hi - lo > 24:
+            mid = (lo + hi) >> 1
+            a = keys[lo]
+            b = keys[mid]
+            c = keys[hi]
+            if a < b:
+                a, b = b, a
+            if b < c:
+                b = c
+                if a < b:
+                    b = a
+            p = b  # median of the three
+            i = lo - 1
+            j = hi + 1
+            while True:
+                i += 1
+                while keys[i] > p:
+                    i += 1
+                j -= 1
+                while keys[j] < p:
+                    j -= 1
+                if i >= j:
+                    break
+                tk = keys[i]
+                keys[i] = keys[j]
+                keys[j] = tk
+                ti = idx[i]
+                idx[i] = idx[j]
+                idx[j] = ti
+            if j - lo < hi - j:
+                stack[top] = j + 1
+                stack[top + 1] = hi
+                hi = j
+            else:
+                stack[top] = lo
+                stack[top + 1] = j
+                lo = j + 1
+            top += 2
+        _insertion_desc(keys, idx, lo, hi)
+        if top == 0:
+            return
+        top -= 2
+        lo = stack[top]
+        hi = stack[top + 1]
+
+
+@_jit
+def rank_segment(keys, idx, tk, ti, stack, n, tie_mode, rows, doc_mode, doc_int, doc_off,
+                 doc_data):
+    """Sort keys[0:n] descending; order every run of equal keys by the tie policy (docid
+    descending by bytes, else input position) unless ``tie_mode`` is TIE_EXPECTED."""
+    quicksort_desc(keys, idx, n, stack)
+    if tie_mode == TIE_EXPECTED:
+        return
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and keys[j] == keys[i]:
+            j += 1
+        if j - i > 1:
+            sort_segment(keys[i:j], idx[i:j], tk, ti, j - i, tie_mode, rows, doc_mode, doc_int,
+                         doc_off, doc_data)
+        i = j

@@ -1,0 +1,171 @@
+"""Core engine throughput vs pytrec_eval, ranx and ir_measures on the same Arrow table.
+
+Workload (issue 2): nDCG@10 + AP per query with IUB, REB and UE V1/V2, one system, end-to-end
+from an in-memory Arrow table; then all 8 systems. Peers are timed "convert + compute" from the
+same table (their dict construction is part of what a user pays). Run:
+
+    python -m pytest benchmarks/test_bench_core.py --benchmark-only -s
+    UEFAST_BENCH_SMALL=1 python -m pytest benchmarks --benchmark-disable   # smoke test
+
+Ratios are printed at the end (``test_zz_report``) and written to ``benchmarks/RESULTS_core.md``
+when the full-size suite runs.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import uefast
+from _data import N_QUERIES, SMALL, mslr_table
+
+MEASURES = ["nDCG@10", "AP"]
+TIMES: dict[str, float] = {}
+ROWS: dict[str, int] = {}
+
+
+def _one_system():
+    t = mslr_table()
+    return t.select(["qid", "docid", "label", "sys0"])
+
+
+def _timed(name, fn, rows, rounds):
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    TIMES[name] = best
+    ROWS[name] = rows
+
+
+def _run(benchmark, name, fn, rows, rounds=5):
+    fn()  # warm-up (JIT is cached on disk; this also warms caches)
+    benchmark.pedantic(lambda: _timed(name, fn, rows, rounds), rounds=1, iterations=1)
+    benchmark.extra_info["rows"] = rows
+    benchmark.extra_info["rows_per_s"] = rows / TIMES[name]
+
+
+def test_uefast_one_system(benchmark):
+    t = _one_system()
+    _run(benchmark, "uefast 1 system", lambda: uefast.evaluate(t, measures=MEASURES), t.num_rows, 7)
+
+
+def test_uefast_one_system_no_ue(benchmark):
+    t = _one_system()
+    _run(benchmark, "uefast 1 system, values only", lambda: uefast.evaluate(t, measures=MEASURES, ue=False),
+         t.num_rows, 7)
+
+
+def test_uefast_all_systems(benchmark):
+    t = mslr_table()
+    _run(benchmark, "uefast 8 systems", lambda: uefast.evaluate(t, measures=MEASURES), t.num_rows, 3)
+
+
+def _dicts(t):
+    qid = [str(x) for x in t["qid"].to_numpy()]
+    doc = [str(x) for x in t["docid"].to_numpy()]
+    lab = t["label"].to_numpy().tolist()
+    score = t["sys0"].to_numpy().tolist()
+    qrels: dict = {}
+    run: dict = {}
+    for q, d, lab_, s in zip(qid, doc, lab, score):
+        qrels.setdefault(q, {})[d] = lab_
+        run.setdefault(q, {})[d] = s
+    return qrels, run
+
+
+def test_peer_pytrec_eval(benchmark):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    t = _one_system()
+
+    def go():
+        qrels, run = _dicts(t)
+        return pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10", "map"}).evaluate(run)
+
+    _run(benchmark, "pytrec_eval", go, t.num_rows, 1)
+
+
+def test_peer_ir_measures(benchmark):
+    ir_measures = pytest.importorskip("ir_measures")
+    t = _one_system()
+
+    def go():
+        qrels, run = _dicts(t)
+        return list(ir_measures.iter_calc([ir_measures.nDCG @ 10, ir_measures.AP], qrels, run))
+
+    _run(benchmark, "ir_measures", go, t.num_rows, 1)
+
+
+def test_peer_ranx_dict(benchmark):
+    ranx = pytest.importorskip("ranx")
+    t = _one_system()
+
+    def go():
+        qrels, run = _dicts(t)
+        return ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), ["ndcg@10", "map"],
+                             return_mean=False, save_results_in_run=False)
+
+    _run(benchmark, "ranx (dict)", go, t.num_rows, 1)
+
+
+_PEAK = r"""
+import os, sys, threading, time
+sys.path.insert(0, {bench!r})
+import pyarrow.parquet as pq, uefast
+t = pq.read_table({path!r})
+uefast.evaluate(t.slice(0, 20000), measures={measures!r})  # JIT load
+page = os.sysconf("SC_PAGE_SIZE")
+rss = lambda: int(open("/proc/self/statm").read().split()[1]) * page
+base = rss(); peak = [base]; stop = [False]
+def poll():
+    while not stop[0]:
+        peak[0] = max(peak[0], rss()); time.sleep(0.0005)
+th = threading.Thread(target=poll); th.start()
+uefast.evaluate(t, measures={measures!r})
+stop[0] = True; th.join(); peak[0] = max(peak[0], rss())
+print(t.nbytes, peak[0] - base)
+"""
+
+
+def test_peak_memory(tmp_path):
+    """Extra memory used by one evaluate call, relative to the input table (target <= 1.5x)."""
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "one.parquet"
+    pq.write_table(_one_system(), path)
+    code = _PEAK.format(bench=str(Path(__file__).parent), path=str(path), measures=MEASURES)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    nbytes, extra = map(int, out.stdout.split())
+    TIMES["_input_bytes"] = nbytes
+    TIMES["_extra_bytes"] = extra
+
+
+def test_zz_report():
+    """Print (and, at full size, write) the ratio table."""
+    if "uefast 1 system" not in TIMES:
+        pytest.skip("run the whole module to get the report")
+    base = TIMES["uefast 1 system"]
+    lines = [f"| engine | time (s) | rows/s | ratio to uefast 1 system |", "|---|---|---|---|"]
+    for name, sec in TIMES.items():
+        if name.startswith("_"):
+            continue
+        lines.append(f"| {name} | {sec:.3f} | {ROWS[name] / sec / 1e6:.1f} M | {sec / base:.1f}x |")
+    if "_input_bytes" in TIMES:
+        lines.append("")
+        lines.append(f"Peak extra memory during one evaluate call: {TIMES['_extra_bytes'] / 2**20:.0f} MiB "
+                     f"for a {TIMES['_input_bytes'] / 2**20:.0f} MiB input table "
+                     f"({TIMES['_extra_bytes'] / TIMES['_input_bytes']:.2f}x).")
+    head = (f"Measured {datetime.date.today()} on {platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}; {N_QUERIES} queries, {ROWS['uefast 1 system']} rows, "
+            f"measures {' + '.join(MEASURES)} (uefast with IUB, REB, UE V1/V2).")
+    text = head + "\n\n" + "\n".join(lines) + "\n"
+    print("\n" + text)
+    if not SMALL:
+        (Path(__file__).parent / "RESULTS_core.md").write_text(text)

@@ -1,0 +1,201 @@
+"""Input shapes, bad input and row accounting."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import uefast
+from uefast import InputError
+from uefast.sample import letor_sample, mslr_like
+
+
+def _letor():
+    return pa.table({"qid": [1, 1, 1, 2, 2], "docid": [1, 2, 3, 4, 5], "label": [0, 2, 1, 1, 0],
+                     "score": [0.3, 0.2, 0.9, 0.5, 0.1]})
+
+
+def _values(t):
+    return sorted(zip(t["system"].to_pylist(), t["qid"].to_pylist(), t["measure"].to_pylist(),
+                      t["value"].to_pylist(), t["reb"].to_pylist()))
+
+
+@pytest.mark.parametrize("convert", [
+    lambda t, tmp: t,
+    lambda t, tmp: t.to_batches()[0],
+    lambda t, tmp: pa.RecordBatchReader.from_batches(t.schema, t.to_batches()),
+    lambda t, tmp: pl.from_arrow(t),
+    lambda t, tmp: pl.from_arrow(t).lazy(),
+    lambda t, tmp: t.to_pandas(),
+    lambda t, tmp: (pq.write_table(t, tmp / "x.parquet"), str(tmp / "x.parquet"))[1],
+    lambda t, tmp: t.to_pydict(),
+], ids=["arrow", "batch", "reader", "polars", "lazy", "pandas", "parquet", "dict"])
+def test_every_input_type_gives_the_same_result(convert, tmp_path):
+    t = letor_sample()
+    want = _values(uefast.evaluate(t))
+    assert _values(uefast.evaluate(convert(t, tmp_path))) == want
+
+
+def test_multichunk_and_dictionary_columns():
+    t = letor_sample()
+    want = _values(uefast.evaluate(t))
+    chunked = pa.concat_tables([t.slice(0, 500), t.slice(500)])
+    assert chunked.column("qid").num_chunks == 2
+    assert _values(uefast.evaluate(chunked)) == want
+    d = t.set_column(0, "qid", pa.compute.dictionary_encode(t.column("qid")))
+    assert _values(uefast.evaluate(d)) == want
+
+
+def test_long_format_with_system_column_equals_wide_format():
+    t = letor_sample()
+    systems = ["sys0", "sys1", "sys2"]
+    parts = [pa.table({"system": [s] * t.num_rows, "qid": t["qid"], "docid": t["docid"],
+                       "label": t["label"], "score": t[s]}) for s in systems]
+    long = pa.concat_tables(parts)
+    a = uefast.evaluate(long, measures=["nDCG@10", "AP", "ERR@10"])
+    b = uefast.evaluate(t, measures=["nDCG@10", "AP", "ERR@10"], score_columns=systems)
+    assert _values(a) == _values(b)
+
+
+def test_output_schema_order_and_metadata():
+    t = letor_sample()
+    res = uefast.evaluate(t, measures=["AP", "nDCG@10"])
+    assert res.column_names == ["system", "qid", "measure", "value", "iub", "reb", "ue_v1",
+                                "ue_v2", "n_docs", "n_judged", "n_rel"]
+    assert res.schema.field("qid").type == pa.int64()
+    assert res["measure"].to_pylist()[:4] == ["AP", "nDCG@10", "AP", "nDCG@10"]
+    meta = res.schema.metadata
+    assert meta[b"uefast.version"] == uefast.__version__.encode()
+    settings = json.loads(meta[b"uefast.settings"])
+    assert settings["measures"] == ["AP", "nDCG@10"] and settings["ties"] == "trec_eval"
+    info = json.loads(meta[b"uefast.info"])
+    assert info["rows_in"] == info["rows_evaluated"] == t.num_rows
+    assert res.num_rows == 4 * 60 * 2
+
+
+def test_string_qids_keep_strings_in_output():
+    t = mslr_like(30, 2, seed=1, string_ids=True)
+    res = uefast.evaluate(t)
+    assert res.schema.field("qid").type == pa.string()
+    assert res["qid"][0].as_py() == "q0"
+
+
+def test_aggregate_is_the_mean_over_queries():
+    res = uefast.evaluate(letor_sample(), measures=["AP"])
+    agg = uefast.aggregate(res)
+    assert agg.column_names == ["system", "measure", "n_queries", "value", "iub", "reb", "ue_v1", "ue_v2"]
+    vals = np.array([r["value"] for r in res.to_pylist() if r["system"] == "sys0"])
+    row = agg.to_pylist()[0]
+    assert row["system"] == "sys0" and row["n_queries"] == 60
+    assert row["value"] == pytest.approx(vals.mean(), abs=1e-15)
+
+
+def test_degenerate_policies():
+    t = pa.table({"qid": [1, 1, 2, 2], "label": [0, 0, 1, 0], "score": [1.0, 0.0, 1.0, 0.0]})
+    zero = uefast.evaluate(t, measures=["AP"])
+    assert zero["ue_v2"].to_pylist() == [0.0, 1.0]
+    nan = uefast.evaluate(t, measures=["AP"], degenerate="nan")
+    assert np.isnan(nan["ue_v2"][0].as_py()) and np.isnan(nan["ue_v1"][0].as_py())
+    assert uefast.aggregate(nan)["ue_v2"][0].as_py() == 1.0  # NaN skipped
+    drop = uefast.evaluate(t, measures=["AP"], degenerate="drop")
+    assert drop["qid"].to_pylist() == [2]
+    assert json.loads(drop.schema.metadata[b"uefast.dropped"]) == [["score", 1, "AP"]]
+    off = uefast.evaluate(t, measures=["AP"], ue=False)
+    assert off["ue_v1"].null_count == 2
+
+
+# ----------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("mutate,match", [
+    (lambda t: t.drop_columns(["qid"]), "missing column 'qid'"),
+    (lambda t: t.drop_columns(["label"]), "missing column 'label'"),
+    (lambda t: t.set_column(3, "score", pa.array([0.1, np.nan, 0.2, 0.3, 0.4])), "NaN at row 1"),
+    (lambda t: t.set_column(2, "label", pa.array([0, 1.5, 1, 1, 0])), r"row 1 has 1\.5"),
+    (lambda t: t.set_column(2, "label", pa.array(["a", "b", "c", "d", "e"])), "integer labels"),
+    (lambda t: t.set_column(2, "label", pa.array([0, None, 1, 1, 0], pa.int64())), "null value.*first at row 1"),
+    (lambda t: t.set_column(1, "docid", pa.array([1, 2, 1, 4, 5])), r"duplicate docid 1 .*rows 0 and 2"),
+    (lambda t: t.set_column(0, "qid", pa.array([1.0, 1.0, 1.0, 2.0, 2.0])), "must hold integers or strings"),
+    (lambda t: t.slice(0, 0), "no rows"),
+    (lambda t: t.drop_columns(["score"]), "no score column found"),
+    (lambda t: t.set_column(3, "score", pa.array(["a"] * 5)), "no score column found"),
+])
+def test_bad_letor_input_names_column_row_and_value(mutate, match):
+    with pytest.raises(InputError, match=match):
+        uefast.evaluate(mutate(_letor()))
+
+
+def test_negative_labels_clamp_or_error():
+    t = _letor().set_column(2, "label", pa.array([0, 2, -1, 1, 0]))
+    clamp = uefast.evaluate(t, measures=["AP"])
+    same = uefast.evaluate(_letor().set_column(2, "label", pa.array([0, 2, 0, 1, 0])), measures=["AP"])
+    assert clamp["value"].to_pylist() == same["value"].to_pylist()
+    with pytest.raises(InputError, match="negative label -1 at row 2"):
+        uefast.evaluate(t, measures=["AP"], negative_labels="error")
+
+
+@pytest.mark.parametrize("kw,match", [
+    ({"ties": "random"}, "`ties` must be one of"),
+    ({"reb": "mc"}, "`reb` must be one of"),
+    ({"degenerate": "skip"}, "`degenerate` must be one of"),
+    ({"queries": "run"}, "`queries` must be one of"),
+    ({"rel_level": 0}, "`rel_level` must be an integer >= 1, got 0"),
+    ({"score_columns": ["nope"]}, "missing score column 'nope'"),
+])
+def test_bad_settings(kw, match):
+    with pytest.raises(InputError, match=match):
+        uefast.evaluate(_letor(), **kw)
+
+
+def test_unsupported_input_type():
+    with pytest.raises(InputError, match="unsupported type list"):
+        uefast.evaluate([1, 2, 3])
+    with pytest.raises(InputError, match="file not found"):
+        uefast.evaluate("/nonexistent.parquet")
+
+
+def _trec():
+    run = pa.table({"qid": ["1", "1", "1", "2", "3"], "docid": ["a", "b", "c", "a", "z"],
+                    "score": [3.0, 2.0, 1.0, 1.0, 1.0]})
+    qrels = pa.table({"qid": ["1", "1", "1", "2"], "docid": ["a", "c", "d", "b"],
+                      "label": [1, 0, 2, 1]})
+    return run, qrels
+
+
+def test_trec_row_accounting():
+    run, qrels = _trec()
+    res = uefast.evaluate(run, qrels, ["AP", "R@10"])
+    info = json.loads(res.schema.metadata[b"uefast.info"])
+    assert info["rows_in"] == 5
+    assert info["rows_evaluated"] + info["run_rows_query_not_in_qrels"] == 5
+    assert info["run_queries_not_in_qrels"] == 1
+    rows = {(r["qid"], r["measure"]): r for r in res.to_pylist()}
+    # query 1: d (label 2) never retrieved still counts in Np and in the ideal ranking
+    assert rows[("1", "AP")]["n_rel"] == 2 and rows[("1", "AP")]["value"] == pytest.approx(0.5)
+    assert rows[("1", "R@10")]["value"] == pytest.approx(0.5)
+    assert rows[("1", "AP")]["n_judged"] == 3 and rows[("1", "AP")]["n_docs"] == 3
+    assert rows[("2", "AP")]["value"] == 0.0
+
+
+@pytest.mark.parametrize("mutate,match", [
+    (lambda r, q: (r, q.set_column(0, "qid", pa.array([1, 1, 1, 2]))), "mismatched dtypes.*'qid'"),
+    (lambda r, q: (r.set_column(1, "docid", pa.array(["a", "b", "a", "a", "z"])), q),
+     r"run: duplicate docid 'a' .*rows 0 and 2"),
+    (lambda r, q: (r, q.set_column(1, "docid", pa.array(["a", "a", "d", "b"]))),
+     "qrels: duplicate judgment for qid '1' docid 'a'"),
+    (lambda r, q: (r.drop_columns(["score"]), q), "run: missing column 'score'"),
+    (lambda r, q: (r, q.slice(0, 0)), "qrels: the input has no rows"),
+])
+def test_bad_trec_input(mutate, match):
+    run, qrels = mutate(*_trec())
+    with pytest.raises(InputError, match=match):
+        uefast.evaluate(run, qrels)
+
+
+def test_pandas_and_polars_trec_inputs():
+    run, qrels = _trec()
+    want = _values(uefast.evaluate(run, qrels))
+    assert _values(uefast.evaluate(run.to_pandas(), pl.from_arrow(qrels))) == want
