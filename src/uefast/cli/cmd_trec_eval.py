@@ -1,0 +1,194 @@
+"""``uefast trec_eval``: a drop-in for NIST trec_eval (same arguments, byte-identical output).
+
+Parses trec_eval's own (GNU getopt) argument syntax, e.g. ``-q -c -M1000 -m all_trec
+-mndcg_cut.10,20 qrels run``, plus uefast options:
+
+* ``--trec-eval-version 10.0|9.0.8`` (default 10.0): 9.0.8 is what pytrec_eval users get.
+* ``--format text|tsv|jsonl|parquet`` and ``--output PATH`` (parquet needs ``--output``).
+* ``--ue``: after each measure that uefast's engine also computes (map, P_k, ndcg_cut_k,
+  recip_rank, Rprec, recall_k, map_cut_k) print four more lines in the same format:
+  ``<name>_iub`` (ideal upper bound), ``<name>_reb`` (random expected baseline),
+  ``<name>_ue_v1`` and ``<name>_ue_v2`` (see data_schemas/evaluate_output.md).
+
+Unsupported trec_eval options (``-R`` other than qrels, ``-T`` other than trec_results, ``-Z``,
+``-D``, ``-o``) and measures (prefs, qrels_jg families) stop with a message; nothing is silently
+computed differently.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from uefast.errors import InputError
+
+NAME = "trec_eval"
+HELP = "trec_eval drop-in: same arguments, byte-identical output (+ --ue, --format)"
+DESCRIPTION = __doc__
+USAGE = ("usage: uefast trec_eval [-h] [-q] [-n] [-c] [-J] [-l <num>] [-M <num>] [-N <num>] "
+         "{-m measure[.params]}* [--trec-eval-version 10.0|9.0.8] [--ue] "
+         "[--format text|tsv|jsonl|parquet] [--output PATH] rel_info_file results_file\n")
+
+_SHORT_ARG = set("mlDNMRTZ")
+_SHORT_FLAG = set("hvqcnJo")
+_LONG = {  # long option -> (short key, takes argument)
+    "help": ("h", False), "version": ("v", False), "query_eval_wanted": ("q", False),
+    "measure": ("m", True), "complete_rel_info_wanted": ("c", False), "level_for_rel": ("l", True),
+    "nosummary": ("n", False), "Debug_level": ("D", True), "Judged_docs_only": ("J", False),
+    "Number_docs_in_coll": ("N", True), "Max_retrieved_per_topic": ("M", True),
+    "Rel_info_format": ("R", True), "Results_format": ("T", True),
+    "Output_old_results_format": ("o", False), "Zscore": ("Z", True),
+    "trec-eval-version": ("version_compat", True), "ue": ("ue", False), "format": ("format", True),
+    "output": ("output", True),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Discovery protocol: trec_eval parses its own arguments (see :func:`main`)."""
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="trec_eval arguments (see uefast trec_eval -h)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Discovery protocol entry: forwards to :func:`main`."""
+    return main(list(args.args))
+
+
+def _parse(argv: list[str]):
+    opts: list[tuple[str, str | None]] = []
+    pos: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        i += 1
+        if a == "--":
+            pos.extend(argv[i:])
+            break
+        if a.startswith("--"):
+            name, eq, val = a[2:].partition("=")
+            if name not in _LONG:
+                raise InputError(f"unknown option '--{name}'\n{USAGE}")
+            key, takes = _LONG[name]
+            if takes and not eq:
+                if i >= len(argv):
+                    raise InputError(f"option '--{name}' needs a value")
+                val = argv[i]
+                i += 1
+            opts.append((key, val if takes else None))
+        elif a.startswith("-") and a != "-":
+            j = 1
+            while j < len(a):
+                c = a[j]
+                j += 1
+                if c in _SHORT_FLAG:
+                    opts.append((c, None))
+                elif c in _SHORT_ARG:
+                    val = a[j:]
+                    if not val:
+                        if i >= len(argv):
+                            raise InputError(f"option '-{c}' needs a value\n{USAGE}")
+                        val = argv[i]
+                        i += 1
+                    opts.append((c, val))
+                    break
+                else:
+                    raise InputError(f"invalid option '-{c}'\n{USAGE}")
+        else:
+            pos.append(a)
+    return opts, pos
+
+
+def _atol(s: str, opt: str) -> int:
+    from uefast.trec_eval.registry import c_atol
+
+    return c_atol(s)
+
+
+def main(argv: list[str]) -> int:
+    """Run ``uefast trec_eval`` with trec_eval's argument list; returns the exit code."""
+    opts, pos = _parse(argv)
+    q = complete = judged = False
+    summary = True
+    level, max_docs, n_coll = 1, None, 0
+    measures: list[str] = []
+    version, fmt, output, ue = "10.0", "text", None, False
+    for key, val in opts:
+        if key == "h":
+            sys.stdout.write(USAGE + "\n" + (__doc__ or ""))
+            return 0
+        if key == "v":
+            print("uefast trec_eval (trec_eval 10.0 / 9.0.8 compatible)", file=sys.stderr)
+            return 0
+        if key == "q":
+            q = True
+        elif key == "c":
+            complete = True
+        elif key == "J":
+            judged = True
+        elif key == "n":
+            summary = False
+        elif key == "m":
+            measures.append(val)
+        elif key == "l":
+            level = _atol(val, "-l")
+        elif key == "M":
+            max_docs = _atol(val, "-M")
+        elif key == "N":
+            n_coll = _atol(val, "-N")
+        elif key == "R":
+            if val != "qrels":
+                raise InputError(f"-R {val}: only the 'qrels' rel_info format is supported")
+        elif key == "T":
+            if val != "trec_results":
+                raise InputError(f"-T {val}: only the 'trec_results' results format is supported")
+        elif key == "Z":
+            raise InputError("-Z (z-score output) is not supported by uefast trec_eval")
+        elif key == "D":
+            raise InputError("-D (debug output) is not supported by uefast trec_eval")
+        elif key == "o":
+            raise InputError("-o (old output format) is obsolete in trec_eval and not supported")
+        elif key == "version_compat":
+            version = val
+        elif key == "ue":
+            ue = True
+        elif key == "format":
+            if val not in ("text", "tsv", "jsonl", "parquet"):
+                raise InputError(f"--format must be text, tsv, jsonl or parquet, got {val!r}")
+            fmt = val
+        elif key == "output":
+            output = val
+    if len(pos) != 2:
+        raise InputError(f"expected rel_info_file and results_file, got {len(pos)} file argument(s)\n{USAGE}")
+    if fmt == "parquet" and not output:
+        raise InputError("--format parquet needs --output PATH")
+    if max_docs is not None and max_docs < 0:
+        max_docs = 0
+
+    from uefast.io import read_qrels, read_run
+    from uefast.trec_eval import evaluate_trec, output as out_mod
+
+    qrels = read_qrels(pos[0])
+    run_t = read_run(pos[1], extra_columns="ignore")
+    res = evaluate_trec(run_t, qrels, measures, version=version, relevance_level=level, complete=complete,
+                        max_docs=max_docs, judged_only=judged, num_docs_in_coll=n_coll)
+    extra = None
+    if ue:
+        from uefast.trec_eval.ue import ue_extra
+
+        extra = ue_extra(res, run_t, qrels, relevance_level=level, complete=complete, max_docs=max_docs,
+                         judged_only=judged)
+    kw = dict(per_query=q, summary=summary, extra=extra)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(out_mod.to_table(res, **kw), output)
+        return 0
+    text = {"text": out_mod.format_text, "tsv": out_mod.format_tsv, "jsonl": out_mod.format_jsonl}[fmt](res, **kw)
+    if output:
+        with open(output, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    else:
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return 0
+    return 0

@@ -1,0 +1,182 @@
+"""Byte-level scanning of whitespace-separated text files (TREC runs, qrels, LETOR).
+
+One Numba pass over the raw bytes finds, for every content line, the start/end offsets of its first
+``k`` fields and the number of fields; a second pass gathers a field into an Arrow string buffer.
+No Python code runs per line.  Whitespace is C ``isspace`` (space, ``\\t``, ``\\n``, ``\\v``,
+``\\f``, ``\\r``), exactly what trec_eval's ``get_trec_results.c`` / ``get_qrels.c`` skip.  Blank
+lines and lines whose first non-blank byte is ``#`` (trec_eval 10 comment lines) are skipped.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from pathlib import Path
+
+import numba as nb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from uefast.errors import InputError
+
+__all__ = ["read_bytes", "scan_fields", "gather_strings", "line_text", "parse_numbers"]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def read_bytes(path: str | os.PathLike) -> np.ndarray:
+    """Read a file (transparently gunzipping it when it starts with the gzip magic bytes).
+
+    Returns a read-only ``uint8`` array.  Raises :class:`InputError` for a missing or empty file.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read file ({exc.strerror or exc})") from None
+    if raw[:2] == _GZIP_MAGIC:
+        try:
+            d = zlib.decompressobj(31)
+            out = d.decompress(raw)
+            if d.unused_data:  # multi-member gzip: let the gzip module handle it
+                out = gzip.decompress(raw)
+            raw = out
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"{p}: corrupt gzip data ({exc})") from None
+    return np.frombuffer(raw, dtype=np.uint8)
+
+
+@nb.njit(cache=True, nogil=True)
+def _is_space(c):
+    return c == 32 or (9 <= c <= 13)
+
+
+@nb.njit(cache=True, nogil=True)
+def _scan(buf, k):
+    n = buf.size
+    n_lines = 1
+    for i in range(n):
+        if buf[i] == 10:
+            n_lines += 1
+    starts = np.empty((k, n_lines), np.int64)
+    ends = np.empty((k, n_lines), np.int64)
+    nfields = np.empty(n_lines, np.int64)
+    lineno = np.empty(n_lines, np.int64)
+    line_start = np.empty(n_lines, np.int64)
+    row = 0
+    line = 1
+    i = 0
+    while i < n:
+        j = i
+        while j < n and buf[j] != 10:
+            j += 1
+        p = i
+        f = 0
+        while p < j:
+            c = buf[p]
+            if _is_space(c):
+                p += 1
+                continue
+            if f == 0 and c == 35:  # '#': comment line
+                break
+            s = p
+            while p < j and not _is_space(buf[p]):
+                p += 1
+            if f < k:
+                starts[f, row] = s
+                ends[f, row] = p
+            f += 1
+        if f > 0:
+            for g in range(f, k):
+                starts[g, row] = p
+                ends[g, row] = p
+            nfields[row] = f
+            lineno[row] = line
+            line_start[row] = i
+            row += 1
+        line += 1
+        i = j + 1
+    return starts[:, :row], ends[:, :row], nfields[:row], lineno[:row], line_start[:row]
+
+
+def scan_fields(buf: np.ndarray, k: int):
+    """Scan ``buf`` and return ``(starts, ends, nfields, lineno, line_start)``.
+
+    ``starts``/``ends`` are ``(k, n_rows)`` byte offsets of the first ``k`` fields of each content
+    line; ``nfields`` the total number of fields on the line; ``lineno`` the 1-based line number;
+    ``line_start`` the byte offset where the line begins (for error messages).
+    """
+    return _scan(buf, k)
+
+
+@nb.njit(cache=True, nogil=True)
+def _gather(buf, starts, ends):
+    n = starts.size
+    offsets = np.empty(n + 1, np.int64)
+    total = 0
+    offsets[0] = 0
+    for r in range(n):
+        total += ends[r] - starts[r]
+        offsets[r + 1] = total
+    data = np.empty(total, np.uint8)
+    pos = 0
+    for r in range(n):
+        for b in range(starts[r], ends[r]):
+            data[pos] = buf[b]
+            pos += 1
+    return data, offsets
+
+
+def gather_strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, path) -> pa.Array:
+    """Copy the byte ranges ``buf[starts[i]:ends[i]]`` into one Arrow ``string`` array.
+
+    The result is validated as UTF-8; invalid bytes raise :class:`InputError`.
+    """
+    data, offsets = _gather(buf, np.ascontiguousarray(starts), np.ascontiguousarray(ends))
+    n = starts.size
+    if offsets[-1] < 2**31 - 1:
+        arr = pa.StringArray.from_buffers(n, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
+    else:
+        arr = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+    try:
+        arr.validate(full=True)
+    except pa.ArrowInvalid:
+        raise InputError(f"{path}: file is not valid UTF-8 text") from None
+    return arr
+
+
+def line_text(buf: np.ndarray, line_start: int, limit: int = 200) -> str:
+    """The text of the line that starts at byte ``line_start`` (for error messages)."""
+    end = line_start
+    n = buf.size
+    while end < n and buf[end] != 10 and end - line_start < limit:
+        end += 1
+    return bytes(buf[line_start:end]).decode("utf-8", errors="replace").rstrip("\r")
+
+
+_FLOAT_RE = r"^[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[iI][nN][fF]([iI][nN][iI][tT][yY])?|[nN][aA][nN])$"
+_INT_RE = r"^[+-]?[0-9]+$"
+
+
+def parse_numbers(arr: pa.Array, kind: str, *, path, what: str, buf, lineno, line_start) -> np.ndarray:
+    """Parse an Arrow string array of numbers (``kind`` ``"float"`` or ``"int"``) to numpy.
+
+    The whole column must parse: the first bad value raises :class:`InputError` naming file, line
+    number, the column (``what``) and the line's text.
+    """
+    target = pa.float64() if kind == "float" else pa.int64()
+    try:
+        return pc.cast(arr, target).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    pattern = _FLOAT_RE if kind == "float" else _INT_RE
+    ok = pc.match_substring_regex(arr, pattern).to_numpy(zero_copy_only=False)
+    bad_rows = np.flatnonzero(~ok)
+    if bad_rows.size == 0:  # well-formed but out of range
+        raise InputError(f"{path}: {what} column holds a number out of range for {target}")
+    bad = int(bad_rows[0])
+    raise InputError(
+        f"{path}:{int(lineno[bad])}: {what} {arr[bad].as_py()!r} is not "
+        f"{'a number' if kind == 'float' else 'an integer'}: {line_text(buf, int(line_start[bad]))!r}"
+    )

@@ -1,0 +1,175 @@
+"""Readers for TREC run files and TREC qrels files (plain or gzip), into Arrow tables.
+
+Formats (whitespace-separated, any mix of spaces and tabs, blank lines and ``#`` comment lines
+skipped as trec_eval 10 does):
+
+* run:   ``qid Q0 docno rank score runid`` (trec_eval's ``get_trec_results.c``)
+* qrels: ``qid iter docno rel``            (trec_eval's ``get_qrels.c``)
+
+Columns and error behaviour are documented in ``data_schemas/trec_run.md`` and
+``data_schemas/qrels.md``.  Parsing is one Numba pass over the bytes plus Arrow casts; no Python
+runs per line.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from uefast.errors import InputError
+from uefast.io._hash import first_duplicate, hash_keys, str_buffers
+from uefast.io._scan import gather_strings, line_text, parse_numbers, read_bytes, scan_fields
+
+__all__ = ["read_run", "read_qrels", "RUN_SCHEMA", "QRELS_SCHEMA"]
+
+RUN_SCHEMA = pa.schema(
+    [("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64()),
+     ("system", pa.string()), ("rank", pa.int64())]
+)
+QRELS_SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("label", pa.int64())])
+
+PathLike = str | os.PathLike
+
+
+@dataclass
+class _Parsed:
+    path: str
+    buf: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    nfields: np.ndarray
+    lineno: np.ndarray
+    line_start: np.ndarray
+
+    def col(self, j: int) -> pa.Array:
+        return gather_strings(self.buf, self.starts[j], self.ends[j], path=self.path)
+
+    def error(self, row: int, msg: str) -> InputError:
+        text = line_text(self.buf, int(self.line_start[row]))
+        return InputError(f"{self.path}:{int(self.lineno[row])}: {msg}: {text!r}")
+
+
+def _parse(path: PathLike, k: int, *, min_fields: int, max_fields: int | None, layout: str) -> _Parsed:
+    buf = read_bytes(path)
+    starts, ends, nfields, lineno, line_start = scan_fields(buf, k)
+    p = _Parsed(str(path), buf, starts, ends, nfields, lineno, line_start)
+    if nfields.size == 0:
+        raise InputError(f"{path}: empty file (no {layout} lines)")
+    bad = nfields < min_fields
+    if max_fields is not None:
+        bad |= nfields > max_fields
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        want = f"{min_fields}" if max_fields == min_fields else f"at least {min_fields}"
+        raise p.error(r, f"expected {want} whitespace-separated fields ({layout}), got {int(nfields[r])}")
+    return p
+
+
+def _check_unique(code: np.ndarray, qid: pa.Array, doc: pa.Array, p: _Parsed, what: str) -> None:
+    """Raise :class:`InputError` if two rows share (code, qid, docid) (hashing, verified bytewise)."""
+    qo, qd = str_buffers(qid)
+    do, dd = str_buffers(doc)
+    h = hash_keys(code, qo, qd, do, dd)
+    i, j = first_duplicate(h, code, qo, qd, do, dd)
+    if j >= 0:
+        raise p.error(int(j), f"{what} (first seen at {p.path}:{int(p.lineno[i])})")
+
+
+def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequence[str] | None = None,
+             extra_columns: str = "error") -> pa.Table:
+    """Read one or several TREC run files into one Arrow table.
+
+    Each content line is ``qid Q0 docno rank score runid``.  Returns columns ``qid`` (string),
+    ``docid`` (string), ``score`` (float64, parsed as C ``strtod`` would: correctly rounded),
+    ``system`` (string) and ``rank`` (int64, the file's rank column, unused by trec_eval, which
+    ranks by score descending then docno descending).
+
+    Parameters
+    ----------
+    paths_or_path:
+        One path or a sequence of paths; gzip files are detected by their magic bytes.
+    system:
+        ``None`` (default): the ``runid`` field of each line.  A string (one file) or one string
+        per file: that name for every row of the file.
+    extra_columns:
+        ``"error"`` (default) rejects lines with more than 6 fields; ``"ignore"`` drops fields
+        after the 6th, as trec_eval does (its ``results.trunc`` test file has such lines).
+
+    Raises
+    ------
+    InputError
+        Naming file, line number and line text for: wrong field count, non-numeric score or
+        non-integer rank, a docno repeated within a (system, topic) (trec_eval refuses it too),
+        an empty file, or a file that cannot be read.
+    """
+    if extra_columns not in ("error", "ignore"):
+        raise InputError(f"`extra_columns` must be 'error' or 'ignore', got {extra_columns!r}")
+    paths = [paths_or_path] if isinstance(paths_or_path, (str, os.PathLike)) else list(paths_or_path)
+    if not paths:
+        raise InputError("read_run: no run file given")
+    if system is None or isinstance(system, str):
+        systems = [system] * len(paths)
+        if isinstance(system, str) and len(paths) > 1:
+            raise InputError("read_run: `system` must be a list with one name per file when reading several files")
+    else:
+        systems = list(system)
+        if len(systems) != len(paths):
+            raise InputError(f"read_run: {len(paths)} files but {len(systems)} system names")
+    parsed, tables = [], []
+    layout = "qid Q0 docno rank score runid"
+    for path, sysname in zip(paths, systems):
+        p = _parse(path, 6, min_fields=6, max_fields=6 if extra_columns == "error" else None, layout=layout)
+        n = p.nfields.size
+        score = parse_numbers(p.col(4), "float", path=p.path, what="score", buf=p.buf,
+                              lineno=p.lineno, line_start=p.line_start)
+        rank = parse_numbers(p.col(3), "int", path=p.path, what="rank", buf=p.buf,
+                             lineno=p.lineno, line_start=p.line_start)
+        sys_col = p.col(5) if sysname is None else pa.repeat(pa.scalar(str(sysname), pa.string()), n)
+        tables.append(pa.Table.from_arrays([p.col(0), p.col(2), pa.array(score), sys_col, pa.array(rank)],
+                                           schema=RUN_SCHEMA))
+        parsed.append(p)
+    for t, p, sysname in zip(tables, parsed, systems):
+        n = t.num_rows
+        code = (np.zeros(n, np.int64) if sysname is not None else
+                pc.dictionary_encode(t["system"].combine_chunks()).indices.to_numpy(zero_copy_only=False).astype(np.int64))
+        _check_unique(code, t["qid"].combine_chunks(), t["docid"].combine_chunks(), p,
+                      "docno repeated within a topic of the run")
+    if len(tables) == 1:
+        return tables[0]
+    names = [set(pc.unique(t["system"]).to_pylist()) for t in tables]
+    seen: dict[str, int] = {}
+    for fi, ns in enumerate(names):
+        for name in ns:
+            if name in seen:
+                raise InputError(
+                    f"{parsed[fi].path}: system name {name!r} is also used by {parsed[seen[name]].path}; "
+                    "pass `system=[...]` with one distinct name per file"
+                )
+            seen[name] = fi
+    return pa.concat_tables(tables)
+
+
+def read_qrels(path: PathLike) -> pa.Table:
+    """Read a TREC qrels file (``qid iter docno rel``) into an Arrow table.
+
+    Returns columns ``qid`` (string), ``docid`` (string), ``label`` (int64; trec_eval treats
+    negative labels as "in the pool but unjudged" and labels >= the relevance level (default 1)
+    as relevant).
+
+    Raises
+    ------
+    InputError
+        Naming file, line number and line text for: a line without exactly 4 fields, a
+        non-integer label, a (qid, docno) judged twice, an empty file.
+    """
+    p = _parse(path, 4, min_fields=4, max_fields=4, layout="qid iter docno rel")
+    label = parse_numbers(p.col(3), "int", path=p.path, what="relevance label", buf=p.buf,
+                          lineno=p.lineno, line_start=p.line_start)
+    table = pa.Table.from_arrays([p.col(0), p.col(2), pa.array(label)], schema=QRELS_SCHEMA)
+    _check_unique(np.zeros(p.nfields.size, np.int64), table["qid"].combine_chunks(),
+                  table["docid"].combine_chunks(), p, "docno judged twice for the topic")
+    return table

@@ -1,0 +1,84 @@
+"""``uefast trec_eval --ue``: IUB, REB and UE V1/V2 next to the trec_eval measures that uefast's
+engine (:func:`uefast.evaluate`) also computes.
+
+Mapping (trec_eval printed name -> engine measure): ``map`` -> ``AP``, ``P_k`` -> ``P@k``,
+``ndcg_cut_k`` -> ``nDCG@k``, ``recip_rank`` -> ``RR``, ``Rprec`` -> ``Rprec``, ``recall_k`` ->
+``R@k``, ``map_cut_k`` -> ``AP@k``.  For each mapped value four more lines are printed right after
+it, in trec_eval's format: ``<name>_iub``, ``<name>_reb``, ``<name>_ue_v1``, ``<name>_ue_v2``
+(per topic with ``-q``, and the mean over the evaluated topics for ``all``).
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pyarrow as pa
+
+from uefast.errors import InputError
+
+__all__ = ["engine_measure", "ue_extra", "UE_COLUMNS"]
+
+UE_COLUMNS = ("iub", "reb", "ue_v1", "ue_v2")
+_CUT = {"P": "P@{}", "ndcg_cut": "nDCG@{}", "recall": "R@{}", "map_cut": "AP@{}"}
+_PLAIN = {"map": "AP", "recip_rank": "RR", "Rprec": "Rprec"}
+
+
+def engine_measure(name: str) -> str | None:
+    """The :func:`uefast.evaluate` measure for a trec_eval printed name (None: no counterpart)."""
+    if name in _PLAIN:
+        return _PLAIN[name]
+    m = re.fullmatch(r"(P|ndcg_cut|recall|map_cut)_(\d+)", name)
+    return _CUT[m.group(1)].format(int(m.group(2))) if m else None
+
+
+def _truncate(run: pa.Table, max_docs: int) -> pa.Table:
+    import polars as pl
+
+    df = pl.from_arrow(run.select(["qid", "docid", "score"]))
+    df = df.sort(["qid", "score", "docid"], descending=[False, True, True])
+    df = df.filter(pl.int_range(pl.len()).over("qid") < max_docs)
+    return df.to_arrow()
+
+
+def ue_extra(result, run: pa.Table, qrels: pa.Table, *, relevance_level: int = 1, complete: bool = False,
+             max_docs: int | None = None, judged_only: bool = False) -> dict:
+    """Extra rows for :func:`uefast.trec_eval.output.rows`: ``{slot name: [(name, per-topic, all)]}``."""
+    try:
+        from uefast import evaluate
+    except ImportError:  # pragma: no cover - engine missing in a partial checkout
+        raise InputError("--ue needs uefast.evaluate (the core engine), which is not available") from None
+    if judged_only:
+        raise InputError("--ue cannot be combined with -J (the engine has no judged-only mode)")
+    if relevance_level < 1:
+        raise InputError("--ue needs -l >= 1")
+    wanted = {}
+    for s in result.slots:
+        em = engine_measure(s.name)
+        if em is not None and s.per_query is not None:
+            wanted[s.name] = em
+    if not wanted:
+        return {}
+    r = run.select(["qid", "docid", "score"])
+    if max_docs is not None:
+        r = _truncate(r, max_docs)
+    r = r.append_column("system", pa.array([result.runid] * r.num_rows, pa.string()))
+    t = evaluate(r, qrels, measures=sorted(set(wanted.values())), ue=True, ties="trec_eval", reb="exact",
+                 rel_level=relevance_level, queries="qrels" if complete else "intersect")
+    qpos = {q: i for i, q in enumerate(result.qids)}
+    cols = {c: t[c].to_numpy(zero_copy_only=False) for c in UE_COLUMNS}
+    meas = t["measure"].to_pylist()
+    qids = [str(x) for x in t["qid"].to_pylist()]
+    per = {}
+    for row, (m, q) in enumerate(zip(meas, qids)):
+        if q in qpos:
+            per.setdefault(m, {c: np.full(len(result.qids), np.nan) for c in UE_COLUMNS})
+            for c in UE_COLUMNS:
+                per[m][c][qpos[q]] = cols[c][row]
+    out = {}
+    for name, em in wanted.items():
+        vals = per.get(em)
+        if vals is None:
+            continue
+        out[name] = [(f"{name}_{c}", vals[c], float(np.nanmean(vals[c])) if np.isfinite(vals[c]).any() else float("nan"))
+                     for c in UE_COLUMNS]
+    return out

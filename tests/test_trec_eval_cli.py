@@ -1,0 +1,125 @@
+"""``uefast trec_eval`` argument handling, errors, formats and the Python API."""
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pytest
+
+from uefast.cli import cmd_trec_eval, main
+from uefast.errors import InputError, MeasureParseError
+from uefast.trec_eval import evaluate_trec, select_measures
+
+QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 0\n2 0 x 1\n3 0 z 1\n"
+RUN = ("1 Q0 a 1 3.0 r1\n1 Q0 b 2 2.0 r1\n1 Q0 d 3 2.0 r1\n1 Q0 c 4 1.0 r1\n"
+       "2 Q0 x 1 1.0 r1\n2 Q0 y 2 1.0 r1\n9 Q0 a 1 1.0 r1\n")
+
+
+@pytest.fixture
+def files(tmp_path):
+    q = tmp_path / "qrels"
+    r = tmp_path / "run"
+    q.write_text(QRELS)
+    r.write_text(RUN)
+    return str(q), str(r)
+
+
+def _out(capsys, argv):
+    assert main(["trec_eval", *argv]) == 0
+    return capsys.readouterr().out
+
+
+def test_default_output_and_topic_rules(files, capsys):
+    out = _out(capsys, ["-q", "-mnum_q", "-mnum_ret", "-mrelstring", *files])
+    # topic 9 has no qrels: ignored; topic 3 has no results: skipped without -c
+    assert out.splitlines() == [
+        "num_ret               \t1\t4", "relstring             \t1\t'1-02'",
+        "num_ret               \t2\t2", "relstring             \t2\t'-1'",
+        "num_q                 \tall\t2", "num_ret               \tall\t6",
+    ]
+
+
+def test_ties_broken_by_docno_descending(files, capsys):
+    # b and d tie at 2.0: d (greater docno) is ranked first
+    assert "'1-02'" in _out(capsys, ["-q", "-mrelstring", *files])
+
+
+def test_option_syntax_variants(files, capsys):
+    a = _out(capsys, ["-mP.1,2", "-q", *files])
+    b = _out(capsys, ["-q", "-m", "P.2,1", *files])
+    c = _out(capsys, ["--measure=P.1,2", "--query_eval_wanted", *files])
+    assert a == b == c
+    assert "P_1 " in a and "P_2 " in a
+
+
+def test_complete_and_max_docs(files, capsys):
+    out = _out(capsys, ["-c", "-M1", "-q", "-mnum_ret", "-mP.1", *files])
+    assert "num_ret               \t3\t0" in out       # bogus topic printed (trec_eval 10)
+    assert "P_1                   \tall\t0.3333" in out  # averaged over 3 qrels topics
+    out9 = _out(capsys, ["-c", "-q", "-mP.1", "--trec-eval-version", "9.0.8", *files])
+    assert "\t3\t" not in out9 and "P_1                   \tall\t0.3333" in out9
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["-m", "prefs_simp"], "illegal measure"),
+        (["-m", "all_prefs"], "not supported"),
+        (["-Z", "zfile"], "-Z"),
+        (["-R", "prefs"], "-R prefs"),
+        (["-x"], "invalid option"),
+        (["-m", "P.5,5"], "duplicate cutoffs"),
+        (["--format", "xml"], "--format"),
+    ],
+)
+def test_unsupported_is_an_error(files, argv, match):
+    with pytest.raises((InputError, MeasureParseError), match=match):
+        cmd_trec_eval.main([*argv, *files])
+
+
+def test_cli_reports_errors_with_exit_code_2(files, capsys):
+    assert main(["trec_eval", "-m", "bogus", *files]) == 2
+    assert "illegal measure 'bogus'" in capsys.readouterr().err
+
+
+def test_wrong_file_count(files):
+    with pytest.raises(InputError, match="expected rel_info_file and results_file"):
+        cmd_trec_eval.main([files[0]])
+
+
+def test_formats(files, capsys, tmp_path):
+    tsv = _out(capsys, ["--format", "tsv", "-mmap", *files]).splitlines()
+    assert tsv[0] == "runid\tmeasure\tqid\tvalue" and tsv[1].startswith("r1\tmap\tall\t")
+    js = [json.loads(x) for x in _out(capsys, ["--format", "jsonl", "-q", "-mmap", *files]).splitlines()]
+    assert js[-1]["qid"] == "all" and js[0]["measure"] == "map"
+    pq = tmp_path / "o.parquet"
+    _out(capsys, ["--format", "parquet", "--output", str(pq), "-mmap", *files])
+    import pyarrow.parquet as pqm
+
+    assert pqm.read_table(pq).column_names == ["runid", "measure", "qid", "value", "text"]
+
+
+def test_ue_lines(files, capsys):
+    pytest.importorskip("uefast.evaluate", reason="engine not available")
+    out = _out(capsys, ["--ue", "-q", "-mmap", "-mP.2", *files]).splitlines()
+    names = [line.split("\t")[0].strip() for line in out if "\t1\t" in line]
+    assert names == ["map", "map_iub", "map_reb", "map_ue_v1", "map_ue_v2",
+                     "P_2", "P_2_iub", "P_2_reb", "P_2_ue_v1", "P_2_ue_v2"]
+
+
+def test_python_api_and_measure_order():
+    run = pa.table({"qid": ["1", "1"], "docid": ["a", "b"], "score": [2.0, 1.0], "system": ["s", "s"]})
+    qrels = pa.table({"qid": ["1", "1"], "docid": ["a", "b"], "label": [0, 1]})
+    res = evaluate_trec(run, qrels, ["P.1", "map"])
+    assert [s.name for s in res.slots] == ["map", "P_1"]  # table order, as trec_eval
+    assert res.slots[0].summary == pytest.approx(0.5)
+    assert [s.spec.name for s in select_measures([], "10.0")][:3] == ["runid", "num_q", "num_ret"]
+    assert "unj" not in [s.spec.name for s in select_measures(["all_trec"], "9.0.8")]
+
+
+def test_float32_ties_in_9_0_8():
+    # 1.00000001 and 1.0 differ as double but tie as float32: docno decides in 9.0.8
+    run = pa.table({"qid": ["1", "1"], "docid": ["a", "b"], "score": [1.00000001, 1.0], "system": ["s", "s"]})
+    qrels = pa.table({"qid": ["1", "1"], "docid": ["a", "b"], "label": [1, 0]})
+    assert evaluate_trec(run, qrels, ["P.1"]).slots[0].summary == 1.0
+    assert evaluate_trec(run, qrels, ["P.1"], version="9.0.8").slots[0].summary == 0.0

@@ -1,0 +1,132 @@
+"""Readers for TREC runs, qrels and LETOR files: formats, gzip, and error messages."""
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+from uefast.errors import InputError
+from uefast.io import read_letor, read_qrels, read_run
+
+RUN = (
+    "# trec_eval 10 comment line\n"
+    "301 Q0 d1 1 2.5 sysA\n"
+    "301\tQ0\td2\t2\t  1.25\tsysA\n"
+    "\n"
+    "302  Q0  d1   1  -3e-1 sysA\r\n"
+)
+
+
+def _write(tmp_path, name, text, gz=False):
+    p = tmp_path / name
+    data = text.encode()
+    p.write_bytes(gzip.compress(data) if gz else data)
+    return p
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_read_run_mixed_whitespace_comments_gzip(tmp_path, gz):
+    t = read_run(_write(tmp_path, "run.txt", RUN, gz))
+    assert t.column_names == ["qid", "docid", "score", "system", "rank"]
+    assert t["qid"].to_pylist() == ["301", "301", "302"]
+    assert t["docid"].to_pylist() == ["d1", "d2", "d1"]
+    np.testing.assert_array_equal(t["score"].to_numpy(), [2.5, 1.25, -0.3])
+    assert t["system"].to_pylist() == ["sysA"] * 3
+    assert t["rank"].to_pylist() == [1, 2, 1]
+
+
+def test_read_run_several_files_system_column(tmp_path):
+    a = _write(tmp_path, "a.run", "1 Q0 x 1 1.0 A\n")
+    b = _write(tmp_path, "b.run", "1 Q0 x 1 2.0 B\n")
+    t = read_run([a, b])
+    assert t["system"].to_pylist() == ["A", "B"]
+    t = read_run([a, b], system=["s1", "s2"])
+    assert t["system"].to_pylist() == ["s1", "s2"]
+    with pytest.raises(InputError, match="also used by"):
+        read_run([a, _write(tmp_path, "c.run", "1 Q0 y 1 2.0 A\n")])
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("301 Q0 d1 1 2.5\n", r"run.txt:1: expected 6 whitespace-separated fields .* got 5: '301 Q0 d1 1 2.5'"),
+        ("301 Q0 d1 1 2.5 s\n301 Q0 d2 2 abc s\n", r"run.txt:2: score 'abc' is not a number: '301 Q0 d2 2 abc s'"),
+        ("301 Q0 d1 1 2.5 s\n301 Q0 d1 2 1.0 s\n", r"run.txt:2: docno repeated within a topic .*run.txt:1\)"),
+        ("301 Q0 d1 x 2.5 s\n", r"run.txt:1: rank 'x' is not an integer"),
+        ("\n# only a comment\n", r"run.txt: empty file"),
+        ("301 Q0 d1 1 2.5 s junk\n", r"got 7"),
+    ],
+)
+def test_read_run_errors_name_file_line_text(tmp_path, text, match):
+    with pytest.raises(InputError, match=match):
+        read_run(_write(tmp_path, "run.txt", text))
+
+
+def test_read_run_extra_columns_ignore(tmp_path):
+    t = read_run(_write(tmp_path, "run.txt", "301 Q0 d1 1 2.5 s more junk\n"), extra_columns="ignore")
+    assert t["system"].to_pylist() == ["s"]
+
+
+def test_read_run_missing_file(tmp_path):
+    with pytest.raises(InputError, match="cannot read"):
+        read_run(tmp_path / "nope.txt")
+
+
+def test_read_qrels(tmp_path):
+    t = read_qrels(_write(tmp_path, "q.txt", "301 0 d1 1\n301\t0\td2\t0\n# c\n302 0 d1 -1\n", gz=True))
+    assert t.column_names == ["qid", "docid", "label"]
+    assert t["label"].to_pylist() == [1, 0, -1]
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("301 0 d1\n", r"q.txt:1: expected 4 whitespace-separated fields \(qid iter docno rel\), got 3: '301 0 d1'"),
+        ("301 0 d1 1\n301 0 d2 high\n", r"q.txt:2: relevance label 'high' is not an integer"),
+        ("301 0 d1 1\n301 0 d1 0\n", r"q.txt:2: docno judged twice"),
+        ("", r"empty file"),
+    ],
+)
+def test_read_qrels_errors(tmp_path, text, match):
+    with pytest.raises(InputError, match=match):
+        read_qrels(_write(tmp_path, "q.txt", text))
+
+
+LETOR = (
+    "2 qid:10 1:0.5 2:1.0 # docid = GX001 inc = 1\n"
+    "0 qid:10 1:0.1 2:0.0 # docid = GX002\n"
+    "1 qid:11 1:0.3 2:0.2 #docid=GX003\n"
+)
+
+
+def test_read_letor_with_score_files(tmp_path):
+    p = _write(tmp_path, "test.txt", LETOR)
+    s1 = _write(tmp_path, "lambdamart.txt", "0.5\n-1.25\n3\n")
+    t = read_letor(p, score_files=[s1])
+    assert t.column_names == ["qid", "label", "docid", "lambdamart"]
+    assert t["qid"].to_pylist() == ["10", "10", "11"]
+    assert t["label"].to_pylist() == [2, 0, 1]
+    assert t["docid"].to_pylist() == ["GX001", "GX002", "GX003"]
+    assert t["lambdamart"].to_pylist() == [0.5, -1.25, 3.0]
+
+
+def test_read_letor_without_docids(tmp_path):
+    t = read_letor(_write(tmp_path, "t.txt", "1 qid:1 1:0.2\n0 qid:1 1:0.1\n"))
+    assert t.column_names == ["qid", "label"]
+
+
+@pytest.mark.parametrize(
+    ("letor", "scores", "match"),
+    [
+        ("1 1:0.2\n", None, r"t.txt:1: expected 'label qid:<id> ...'"),
+        ("x qid:1 1:0.2\n", None, r"t.txt:1: label 'x' is not an integer"),
+        ("1 qid:1 1:0.2\n", "0.1\n0.2\n", r"2 scores but .*t.txt has 1 lines"),
+        ("1 qid:1 1:0.2\n", "abc\n", r"s.txt:1: score 'abc' is not a number"),
+    ],
+)
+def test_read_letor_errors(tmp_path, letor, scores, match):
+    p = _write(tmp_path, "t.txt", letor)
+    sf = [_write(tmp_path, "s.txt", scores)] if scores else None
+    with pytest.raises(InputError, match=match):
+        read_letor(p, score_files=sf)
