@@ -1,0 +1,95 @@
+"""``uefast reproduce``: Santu & Feng's meta-evaluation experiment as a report folder."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from uefast.errors import InputError
+
+NAME = "reproduce"
+HELP = "run the UE paper's meta-evaluation protocol (exact and paper REB) and write a report"
+DESCRIPTION = """\
+Run the meta-evaluation protocol of Santu & Feng (arXiv 2209.05007) on several systems and write a
+report folder (report.md, figures/*.png, tables/*.parquet and *.csv): nDCG@k, DCG-UE V1/V2, MAP@k
+and MSP-UE V1/V2 at each k; Kendall's tau between metric rankings on all / uninformative / ideal
+queries; conflicts; discriminative power; PAD; swap rates; REB histograms and the actual-vs-expected
+scatter. Every table is computed with the exact REB and with the paper's REB formulas.
+"""
+EPILOG = """\
+inputs (one of):
+  TABLE                    LETOR-style Parquet/CSV: qid, label, one float score column per system
+  --qrels FILE --run FILE...  TREC qrels and several TREC runs
+  (nothing)                the embedded sample (uefast.sample.letor_sample)
+
+examples:
+  uefast reproduce scores.parquet --out report/
+  uefast reproduce --qrels qrels.txt --run runs/input.* --out report/ --test bootstrap
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("table", nargs="?", help="LETOR-style Parquet or CSV table with score columns")
+    parser.add_argument("--qrels", help="TREC qrels file (with --run)")
+    parser.add_argument("--run", nargs="+", default=None, help="TREC run files (with --qrels)")
+    parser.add_argument("--systems", nargs="+", default=None, help="score columns to compare (LETOR table)")
+    parser.add_argument("--out", default="uefast_reproduce", help="output folder (default: %(default)s)")
+    parser.add_argument("--k", type=int, nargs="+", default=[5, 10, 15, 20, 30], help="cutoffs (default: %(default)s)")
+    parser.add_argument("--test", default="t", choices=["t", "wilcoxon", "sign", "bootstrap", "randomization", "tukey"],
+                        help="significance test for discriminative power and conflicts (default: %(default)s)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default: %(default)s)")
+    parser.add_argument("--n-resamples", type=int, default=None, help="resamples of bootstrap/randomization/tukey tests")
+    parser.add_argument("--top-frac", type=float, default=0.2,
+                        help="uninformative/ideal set size as a fraction of non-degenerate queries (default: %(default)s)")
+    parser.add_argument("--top-n", type=int, default=None, help="uninformative/ideal set size (overrides --top-frac)")
+    parser.add_argument("--splits", type=int, default=5, help="left/right document-split replicates (default: %(default)s)")
+    parser.add_argument("--swap-trials", type=int, default=50, help="Voorhees-Buckley trials (default: %(default)s)")
+    parser.add_argument("--bootstrap-swap", type=int, default=200, help="Sakai bootstrap-swap trials (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--ties", default="trec_eval", choices=["trec_eval", "input", "expected"],
+                        help="tie handling of uefast.evaluate (default: %(default)s)")
+    parser.add_argument("--formats", nargs="+", default=["parquet", "csv"], choices=["parquet", "csv"],
+                        help="table file formats (default: %(default)s)")
+    parser.add_argument("--title", default=None, help="report title")
+    parser.add_argument("--quiet", action="store_true", help="no progress messages")
+
+
+def _read_table(path: str):
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"table file not found: {path}")
+    if p.suffix.lower() in (".parquet", ".pq"):
+        return pq.read_table(p)
+    if p.suffix.lower() in (".csv", ".tsv"):
+        opts = pacsv.ParseOptions(delimiter="\t" if p.suffix.lower() == ".tsv" else ",")
+        return pacsv.read_csv(p, parse_options=opts)
+    raise InputError(f"table must be .parquet, .csv or .tsv; got {path}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from uefast.meta.report import reproduce
+
+    if (args.qrels is None) != (args.run is None):
+        raise InputError("--qrels and --run go together")
+    if args.table is not None and args.qrels is not None:
+        raise InputError("give either a TABLE or --qrels/--run, not both")
+    data = qrels = None
+    if args.qrels is not None:
+        from uefast.io import read_qrels, read_run
+
+        if len(args.run) < 2:
+            raise InputError(f"--run needs at least 2 run files; got {len(args.run)}")
+        qrels = read_qrels(args.qrels)
+        data = read_run(args.run)
+    elif args.table is not None:
+        data = _read_table(args.table)
+    res = reproduce(
+        data, qrels=qrels, systems=args.systems, out_dir=args.out, ks=args.k, test=args.test,
+        alpha=args.alpha, n_resamples=args.n_resamples, top_frac=args.top_frac, top_n=args.top_n,
+        n_splits=args.splits, swap_trials=args.swap_trials, bootstrap_swap=args.bootstrap_swap,
+        seed=args.seed, progress=not args.quiet, title=args.title, ties=args.ties, formats=args.formats,
+    )
+    print(res.report)
+    return 0

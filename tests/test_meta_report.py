@@ -1,0 +1,59 @@
+"""End-to-end: `uefast reproduce` on the embedded sample (small and fast)."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from uefast.cli import main
+from uefast.meta.report import reproduce
+
+pytest.importorskip("matplotlib")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rep")
+    return reproduce(out_dir=out, ks=(5, 10), n_splits=1, swap_trials=10, bootstrap_swap=20, progress=False)
+
+
+def test_report_files_and_tables(report):
+    out = report.out_dir
+    md = report.report.read_text()
+    for section in ("Exact vs paper REB", "Kendall's tau-b", "Conflicts at k=10", "Discriminative power",
+                    "PAD at k=10", "Swap rates at k=10", "left/right document splits"):
+        assert section in md
+    for fig in ("fig1_actual_vs_expected.png", "fig2_3_expected_hist.png", "asl_k10_exact.png", "asl_k10_paper.png"):
+        assert (out / "figures" / fig).stat().st_size > 1000
+    for name in ("means", "power", "tau", "conflicts", "pad", "swap", "partitions", "reb_compare",
+                 "split_consistency", "diff_power", "diff_tau"):
+        t = pq.read_table(out / "tables" / f"{name}.parquet")
+        assert t.num_rows > 0, name
+        assert (out / "tables" / f"{name}.csv").exists()
+
+
+def test_report_contents_consistent(report):
+    t = report.tables
+    # both REB modes for every statistic; original metrics' means do not depend on REB
+    assert set(t["power"]["reb_mode"].to_pylist()) == {"exact", "paper"}
+    means = t["means"].to_pandas()
+    orig = means[means.metric.isin(["nDCG@10", "MAP@10"]) & (means.query_set == "all")]
+    piv = orig.pivot_table(index=["metric", "system"], columns="reb_mode", values="mean")
+    np.testing.assert_allclose(piv["exact"], piv["paper"])
+    # the paper's MAP@k REB (p^2) is never above the exact one when k <= n (SPEC_math §2)
+    rc = t["reb_compare"].to_pandas()
+    ap = rc[rc.measure.str.startswith("AP(norm=k)")]
+    k = ap.measure.str.extract(r"@(\d+)")[0].astype(int)
+    full = ap[ap.n_judged >= k]
+    assert len(full) > 0 and (full.reb_paper <= full.reb_exact + 1e-12).all()
+    tau = t["tau"].to_pandas()
+    assert tau.tau_b.between(-1, 1).all()
+
+
+def test_cli_reproduce_sample(tmp_path, capsys):
+    rc = main(["reproduce", "--out", str(tmp_path), "--k", "10", "--splits", "0", "--swap-trials", "5",
+               "--bootstrap-swap", "0", "--quiet"])
+    assert rc == 0
+    assert (tmp_path / "report.md").exists()
+    assert main(["reproduce", "--qrels", "x.txt", "--quiet"]) == 2
+    assert "--qrels and --run go together" in capsys.readouterr().err
