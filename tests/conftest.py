@@ -53,3 +53,12 @@ def naive_value(m, ranked_labels, judged, lmax):
     if "lmax" in d:
         kw["lmax"] = m.param("lmax") if m.param("lmax") is not None else max(lmax, 1)
     return naive.measure(m.name, ranked_labels, judged, **kw)
+
+
+@pytest.fixture(params=["counting", "sorting"])
+def ranking_path(request, monkeypatch):
+    """Run a test once with each ranking path of the kernel (they must agree exactly)."""
+    from uefast import engine
+
+    monkeypatch.setattr(engine, "COUNTING_FACTOR", float("inf") if request.param == "counting" else 0.0)
+    return request.param

@@ -58,9 +58,10 @@ def _check(queries, ties):
             assert row["n_rel"] == sum(1 for x in labels if x >= (m.param("rel") if "rel" in m.definition.params and m.param("rel") else 1))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(query, min_size=1, max_size=4), st.sampled_from(["trec_eval", "input"]))
-def test_values_and_iub_match_reference(queries, ties):
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(queries=st.lists(query, min_size=1, max_size=4), ties=st.sampled_from(["trec_eval", "input"]))
+def test_values_and_iub_match_reference(ranking_path, queries, ties):
     _check(queries, ties)
 
 
@@ -169,7 +170,7 @@ def test_zero_relevant_and_all_relevant_queries():
             assert r["value"] == pytest.approx(0.6) and r["ue_v2"] == 0.0
 
 
-def test_kernels_agree_across_thread_counts_and_layouts():
+def test_kernels_agree_across_thread_counts_and_layouts(ranking_path):
     """Clustered vs shuffled rows, string vs integer ids: identical numbers."""
     from uefast.sample import mslr_like
 

@@ -51,7 +51,7 @@ def _random_trec(seed: int, n_queries: int = 40, n_systems: int = 3):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_zero_mismatches_against_pytrec_eval(seed):
+def test_zero_mismatches_against_pytrec_eval(seed, ranking_path):
     qrels, runs, qrels_t, run_t = _random_trec(seed)
     ours = uefast.evaluate(run_t, qrels_t, list(PAIRS.values()), ue=False)
     got = {(r["system"], r["qid"], r["measure"]): r["value"] for r in ours.to_pylist()}

@@ -23,11 +23,18 @@ from uefast.kernels.metrics import (
     measure_tied,
     paper_reb,
 )
-from uefast.kernels.ordering import TIE_EXPECTED, rank_segment, single_group, tie_groups
+from uefast.kernels.ordering import (
+    TIE_EXPECTED,
+    rank_labels_by_counting,
+    rank_segment,
+    single_group,
+    tie_groups,
+)
 
 __all__ = ["judged_pass", "ranking_pass", "n_chunks"]
 
 _HIST_MAX = 1 << 16
+
 
 
 def n_chunks(n_segments: int) -> int:
@@ -131,11 +138,13 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
 @nb.njit(parallel=True, cache=True, nogil=True)
 def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
                  doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, disc,
-                 nchunks, out):
+                 nchunks, counting_factor, out):
     """For each segment g (rows ``offsets[g]:offsets[g+1]``, query ``qref[g]``) rank the rows by
     score (descending, ``tie_mode``) and write every measure's value into ``out[g, m]``.
 
     ``nrel_q[q, m]`` / ``idcg_q[q, m]`` come from :func:`judged_pass`. Segments of length 0 get 0.
+    With a plain tie policy a segment whose number N+ of positive labels is at most
+    ``counting_factor * log2(n + 1)`` is ranked by counting instead of sorting (same result).
     """
     nseg = offsets.shape[0] - 1
     nm = kinds.shape[0]
@@ -149,6 +158,7 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mo
         ti = np.empty(maxn + 1, np.int64)
         rows = np.empty(maxn + 1, np.int64)
         lab = np.empty(maxn + 1, np.int64)
+        lraw = np.empty(maxn + 1, np.int64)
         gend = np.empty(maxn + 1, np.int64)
         scratch = np.empty(maxn + 2, np.float64)
         stack = np.empty(128, np.int64)
@@ -156,16 +166,24 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mo
             base = offsets[g]
             n = offsets[g + 1] - base
             q = qref[g]
+            npos = 0
             for i in range(n):
                 r = _row(perm, has_perm, base + i)
                 rows[i] = r
                 keys[i] = scores[r]
                 idx[i] = i
-            rank_segment(keys, idx, tk, ti, stack, n, tie_mode, rows, doc_mode, doc_int, doc_off,
-                         doc_data)
-            for i in range(n):
-                v = labels[rows[idx[i]]]
-                lab[i] = v if v > 0 else 0
+                v = labels[r]
+                v = v if v > 0 else 0
+                lraw[i] = v
+                npos += v > 0
+            counted = False
+            if tie_mode != TIE_EXPECTED and npos <= counting_factor * np.log2(n + 1.0):
+                counted = rank_labels_by_counting(keys, lraw, n, lab)
+            if not counted:
+                rank_segment(keys, idx, tk, ti, stack, n, tie_mode, rows, doc_mode, doc_int,
+                             doc_off, doc_data)
+                for i in range(n):
+                    lab[i] = lraw[idx[i]]
             ng = 0
             if tie_mode == TIE_EXPECTED:
                 ng = tie_groups(keys, n, gend)
