@@ -1,0 +1,147 @@
+"""``uefast compare``: significance tests between systems from per-query results."""
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+from uefast.errors import InputError
+
+NAME = "compare"
+HELP = "significance tests between systems (all pairs or vs a baseline) from per-query scores"
+DESCRIPTION = """\
+Compare systems on per-query scores with a paired significance test.
+
+INPUT is the long per-query table written by `uefast evaluate` (Parquet, CSV or TSV with columns
+system, qid, measure, value, ...) or a CSV/TSV with columns qid, system, value. Queries missing
+for some system are handled by --missing and reported."""
+EPILOG = """\
+examples:
+  uefast compare per_query.parquet --measure nDCG@10 --method bootstrap --correction holm
+  uefast compare scores.tsv --method randomization --baseline bm25 --format tsv
+  uefast compare per_query.parquet --measure AP --column ue_v2 --method tukey_hsd"""
+
+_METHODS = ("t", "wilcoxon", "sign", "bootstrap", "randomization", "tukey_hsd")
+_TEXT_COLUMNS = (
+    ("system_a", "system A", "s"), ("system_b", "system B", "s"), ("mean_a", "mean A", ".4f"),
+    ("mean_b", "mean B", ".4f"), ("mean_difference", "A-B", "+.4f"),
+    ("effect_size", "d_z", "+.3f"), ("ci_low", "CI low", "+.4f"), ("ci_high", "CI high", "+.4f"),
+    ("statistic", "statistic", ".4g"), ("pvalue", "p", ".4g"), ("pvalue_adjusted", "p adj", ".4g"),
+    ("significant", "sig", "s"),
+)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("input", help="per-query table: .parquet, .csv or .tsv")
+    parser.add_argument("--measure", help="measure to compare (needed if the table has several)")
+    parser.add_argument("--column", default="value",
+                        help="value column: value, ue_v1, ue_v2, iub, reb (default: value)")
+    parser.add_argument("--method", default="t", choices=_METHODS, help="test (default: t)")
+    parser.add_argument("--baseline", help="compare every system with this one (default: all pairs)")
+    parser.add_argument("--systems", help="comma-separated systems to keep, in this order")
+    parser.add_argument("--correction", default="holm", choices=("none", "bonferroni", "holm", "bh"),
+                        help="multiple-comparison correction (default: holm; use none with tukey_hsd)")
+    parser.add_argument("--alternative", default="two-sided", choices=("two-sided", "greater", "less"))
+    parser.add_argument("--n-resamples", type=int, default=None,
+                        help="resamples (defaults: bootstrap 1000, randomization 100000, tukey_hsd 10000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling tests (default: 0)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+    parser.add_argument("--confidence-level", type=float, default=0.95)
+    parser.add_argument("--missing", default="intersect", choices=("intersect", "zero", "error"),
+                        help="queries missing for some system (default: intersect)")
+    parser.add_argument("--format", default="text", choices=("text", "tsv", "jsonl"))
+
+
+def _load_long_table(path):
+    """Read the per-query long table (Parquet, CSV or TSV) into a ``pyarrow.Table``.
+
+    The one place that knows input formats (TREC runs via ``uefast.evaluate`` can be added here).
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"input file not found: {str(path)!r}")
+    suffix = p.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            table = pq.read_table(p)
+        elif suffix in (".csv", ".tsv", ".txt"):
+            delim = "," if suffix == ".csv" else "\t"
+            table = pacsv.read_csv(p, parse_options=pacsv.ParseOptions(delimiter=delim))
+        else:
+            raise InputError(f"cannot tell the format of {str(path)!r}: use .parquet, .csv or .tsv")
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"cannot read {str(path)!r}: {exc}") from None
+    for name in ("system", "qid"):
+        if name not in table.column_names:
+            raise InputError(f"{str(path)!r} has no `{name}` column; columns are {table.column_names}")
+    idx = table.column_names.index("system")
+    if not pa.types.is_string(table.schema.field("system").type):
+        table = table.set_column(idx, "system", table["system"].cast(pa.string()))
+    return table
+
+
+def _text(table) -> str:
+    rows = table.to_pylist()
+    cells = [[head for _, head, _ in _TEXT_COLUMNS]]
+    for r in rows:
+        line = []
+        for key, _, fmt in _TEXT_COLUMNS:
+            v = r[key]
+            line.append(("*" if v else "") if key == "significant" else format(v, fmt))
+        cells.append(line)
+    widths = [max(len(c[i]) for c in cells) for i in range(len(_TEXT_COLUMNS))]
+    out = []
+    for k, c in enumerate(cells):
+        out.append("  ".join(v.ljust(w) if i < 2 else v.rjust(w)
+                             for i, (v, w) in enumerate(zip(c, widths))).rstrip())
+        if k == 0:
+            out.append("  ".join("-" * w for w in widths))
+    meta = json.loads(table.schema.metadata[b"uefast.stats"])
+    n = rows[0]["n_topics"] if rows else 0
+    note = [f"method={meta['method']}", f"alternative={meta['alternative']}", f"topics={n}",
+            f"pairs={meta['n_pairs']}", f"correction={meta['correction']}", f"alpha={meta['alpha']}",
+            f"CI={meta['confidence_level']:.0%} {meta['ci_method']}"]
+    if "n_resamples" in meta and not meta.get("exact"):
+        note += [f"B={meta['n_resamples']}", f"seed={meta['seed']}"]
+    if meta.get("exact"):
+        note.append("exact enumeration")
+    out.append("")
+    out.append("# " + ", ".join(note))
+    rep = meta.get("missing_report")
+    if rep and (rep["dropped_qids"] or rep["filled"]):
+        out.append(f"# missing={rep['missing']}: dropped {len(rep['dropped_qids'])} queries, "
+                   f"filled {len(rep['filled'])} cells with 0")
+    return "\n".join(out)
+
+
+def run(args) -> int:
+    from uefast.stats import all_pairs
+
+    table = _load_long_table(args.input)
+    column = args.column
+    if column not in table.column_names:
+        raise InputError(f"`--column` {column!r} not in the input; columns are {table.column_names}")
+    systems = [s for s in args.systems.split(",") if s] if args.systems else None
+    with warnings.catch_warnings():  # the missing-query report is printed below instead
+        warnings.simplefilter("ignore", UserWarning)
+        result = all_pairs(table, args.method, measure=args.measure, column=column,
+                           missing=args.missing, systems=systems, baseline=args.baseline,
+                           alternative=args.alternative, correction=args.correction,
+                           alpha=args.alpha, confidence_level=args.confidence_level,
+                           n_resamples=args.n_resamples, seed=args.seed)
+    if args.format == "text":
+        sys.stdout.write(_text(result) + "\n")
+    elif args.format == "tsv":
+        names = result.column_names
+        sys.stdout.write("\t".join(names) + "\n")
+        for r in result.to_pylist():
+            sys.stdout.write("\t".join(str(r[c]) for c in names) + "\n")
+    else:
+        for r in result.to_pylist():
+            sys.stdout.write(json.dumps(r) + "\n")
+    return 0

@@ -1,0 +1,73 @@
+"""`uefast compare` on Parquet / TSV input."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from uefast.cli import main
+
+
+def _long(tmp_path, fmt):
+    rng = np.random.default_rng(0)
+    rows = []
+    for s, shift in (("bm25", 0.0), ("dense", 0.05), ("rerank", 0.2)):
+        for q in range(30):
+            rows.append({"system": s, "qid": q, "measure": "nDCG@10",
+                         "value": float(np.clip(rng.random() * 0.6 + shift, 0, 1)), "ue_v2": 0.0})
+            rows.append({"system": s, "qid": q, "measure": "AP", "value": 0.3, "ue_v2": 0.0})
+    table = pa.Table.from_pylist(rows)
+    if fmt == "parquet":
+        path = tmp_path / "pq.parquet"
+        pq.write_table(table, path)
+    else:
+        path = tmp_path / "scores.tsv"
+        nd = [r for r in rows if r["measure"] == "nDCG@10" and not (r["system"] == "dense" and r["qid"] == 5)]
+        path.write_text("qid\tsystem\tvalue\n" + "".join(f"{r['qid']}\t{r['system']}\t{r['value']}\n" for r in nd))
+    return path
+
+
+def test_compare_text_parquet(tmp_path, capsys):
+    path = _long(tmp_path, "parquet")
+    assert main(["compare", str(path), "--measure", "nDCG@10", "--method", "bootstrap",
+                 "--n-resamples", "500"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split()[:4] == ["system", "A", "system", "B"]
+    assert len([ln for ln in lines if ln.startswith(("bm25", "dense"))]) == 3
+    assert "method=bootstrap" in out and "correction=holm" in out and "B=500, seed=0" in out
+
+
+def test_compare_tsv_baseline_jsonl(tmp_path, capsys):
+    path = _long(tmp_path, "tsv")
+    assert main(["compare", str(path), "--method", "randomization", "--baseline", "bm25",
+                 "--n-resamples", "999", "--format", "jsonl"]) == 0
+    rows = [json.loads(ln) for ln in capsys.readouterr().out.splitlines()]
+    assert [(r["system_a"], r["system_b"]) for r in rows] == [("dense", "bm25"), ("rerank", "bm25")]
+    assert rows[0]["n_topics"] == 29  # qid 5 missing for dense -> intersect
+    assert rows[1]["significant"] is True
+
+
+def test_compare_text_reports_missing(tmp_path, capsys):
+    path = _long(tmp_path, "tsv")
+    assert main(["compare", str(path), "--method", "tukey_hsd", "--correction", "none",
+                 "--n-resamples", "300"]) == 0
+    assert "missing=intersect: dropped 1 queries" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["compare", "/nonexistent.tsv"], "input file not found"),
+    (["compare", "{pq}"], "holds 2 measures"),
+    (["compare", "{pq}", "--measure", "nDCG@10", "--column", "zz"], "`--column` 'zz' not in the input"),
+    (["compare", "{pq}", "--measure", "nDCG@10", "--baseline", "zz"], "`baseline` 'zz'"),
+    (["compare", "{pq}", "--measure", "nDCG@10", "--missing", "error", "--alpha", "2"], "`alpha`"),
+])
+def test_compare_bad_input_exit_2(tmp_path, capsys, argv, match):
+    path = _long(tmp_path, "parquet")
+    argv = [a.replace("{pq}", str(path)) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert match in err and len(err.strip().splitlines()) == 1

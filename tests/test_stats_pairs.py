@@ -1,0 +1,167 @@
+"""all_pairs / tukey_hsd tables, corrections, effect sizes and the topics x systems matrix."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pytest
+import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from uefast.errors import InputError
+from uefast.stats import (adjust_pvalues, all_pairs, paired_test, sakai_effect_size_e,
+                          topic_system_matrix, tukey_hsd)
+
+COLUMNS = ["system_a", "system_b", "n_topics", "mean_a", "mean_b", "mean_difference",
+           "effect_size", "effect_size_e", "statistic", "pvalue", "pvalue_adjusted",
+           "significant", "ci_low", "ci_high"]
+
+
+def long_table(values: dict, measure="AP", qids=None, drop=()):
+    """values: system -> list of per-query values; rows in `drop` ((system, qid)) left out."""
+    rows = {"system": [], "qid": [], "measure": [], "value": [], "ue_v2": []}
+    for s, vals in values.items():
+        for k, v in enumerate(vals):
+            q = qids[k] if qids else f"q{k}"
+            if (s, q) in drop:
+                continue
+            rows["system"].append(s)
+            rows["qid"].append(q)
+            rows["measure"].append(measure)
+            rows["value"].append(float(v))
+            rows["ue_v2"].append(float(v) - 0.5)
+    return pa.table(rows)
+
+
+@pytest.mark.parametrize("method", ["t", "wilcoxon", "sign"])
+def test_all_pairs_matches_paired_test(method):
+    x = np.random.default_rng(2).random((30, 4))
+    table = all_pairs(x, method, systems=["a", "b", "c", "d"])
+    assert table.column_names == COLUMNS
+    assert table.num_rows == 6
+    first = table.to_pylist()[0]
+    assert (first["system_a"], first["system_b"]) == ("a", "b")
+    ref = paired_test(x[:, 0], x[:, 1], method)
+    assert first["pvalue"] == pytest.approx(ref.pvalue, rel=1e-12)
+    assert first["statistic"] == pytest.approx(ref.statistic, rel=1e-12)
+    assert first["effect_size"] == pytest.approx(ref.effect_size, rel=1e-12)
+    meta = json.loads(table.schema.metadata[b"uefast.stats"])
+    assert meta["method"] == method and meta["n_pairs"] == 6
+
+
+def test_baseline_and_correction():
+    x = np.random.default_rng(3).random((50, 4)) + np.array([0, 0.1, 0.2, 0.02])
+    table = all_pairs(x, "t", systems=["base", "b", "c", "d"], baseline="base", correction="holm")
+    rows = table.to_pylist()
+    assert [(r["system_a"], r["system_b"]) for r in rows] == [("b", "base"), ("c", "base"),
+                                                             ("d", "base")]
+    p = np.array([r["pvalue"] for r in rows])
+    assert np.allclose([r["pvalue_adjusted"] for r in rows], adjust_pvalues(p, "holm"))
+    assert [r["significant"] for r in rows] == [r["pvalue_adjusted"] < 0.05 for r in rows]
+    assert rows[1]["mean_difference"] == pytest.approx(x[:, 2].mean() - x[:, 0].mean())
+
+
+def test_adjust_pvalues_oracles():
+    p = np.array([0.01, 0.04, 0.03, 0.2, 0.005])
+    assert np.allclose(adjust_pvalues(p, "bonferroni"), np.minimum(1, 5 * p))
+    assert np.allclose(adjust_pvalues(p, "bh"), scipy.stats.false_discovery_control(p))
+    # Holm by hand: sorted 0.005 .01 .03 .04 .2 -> .025 .04 .09 .09 .2
+    assert np.allclose(adjust_pvalues(p, "holm"), [0.04, 0.09, 0.09, 0.2, 0.025])
+    assert np.array_equal(adjust_pvalues(p, "none"), p)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=30), st.sampled_from(["holm", "bh",
+                                                                            "bonferroni"]))
+def test_adjusted_pvalues_bounded_and_monotone(p, method):
+    p = np.array(p)
+    adj = adjust_pvalues(p, method)
+    assert (adj >= p - 1e-15).all() and (adj <= 1).all()
+    order = np.argsort(p, kind="stable")
+    assert (np.diff(adj[order]) >= -1e-15).all()
+
+
+def test_effect_size_e():
+    x = np.random.default_rng(0).random((20, 3))
+    n, m = x.shape
+    resid = x - x.mean(1, keepdims=True) - x.mean(0) + x.mean()
+    assert sakai_effect_size_e(x) == pytest.approx(np.sqrt((resid ** 2).sum() / ((n - 1) * (m - 1))))
+
+
+def test_topic_system_matrix_intersect_zero_error():
+    vals = {"s1": [0.1, 0.2, 0.3, 0.4], "s2": [0.5, 0.6, 0.7, 0.8]}
+    table = long_table(vals, drop={("s2", "q1")})
+    res = topic_system_matrix(table, "AP")
+    assert res.qids == ("q0", "q2", "q3") and res.dropped_qids == ("q1",)
+    assert res.systems == ("s1", "s2")
+    assert np.array_equal(res.matrix, [[0.1, 0.5], [0.3, 0.7], [0.4, 0.8]])
+    filled = topic_system_matrix(table, "AP", missing="zero")
+    assert filled.filled == (("s2", "q1"),) and filled.matrix[1, 1] == 0.0
+    with pytest.raises(InputError, match=r"1 \(system, qid\) cells are missing.*'s2', 'q1'"):
+        topic_system_matrix(table, "AP", missing="error")
+    ue = topic_system_matrix(table, column="ue_v2", systems=["s2", "s1"])
+    assert ue.systems == ("s2", "s1") and ue.matrix[0, 0] == pytest.approx(0.0)
+
+
+def test_topic_system_matrix_polars_and_int_qids():
+    table = long_table({"a": [1, 2, 3], "b": [3, 2, 1]}, qids=[30, 10, 20])
+    res = topic_system_matrix(pl.from_arrow(table))
+    assert res.qids == (30, 10, 20)
+    assert np.array_equal(res.matrix[:, 1], [3, 2, 1])
+
+
+def test_topic_system_matrix_errors():
+    table = long_table({"a": [1, 2], "b": [3, 4]})
+    two = pa.concat_tables([table, long_table({"a": [1, 2]}, measure="P@10")])
+    with pytest.raises(InputError, match="holds 2 measures"):
+        topic_system_matrix(two)
+    with pytest.raises(InputError, match="`measure` 'nDCG' not in the table"):
+        topic_system_matrix(table, "nDCG")
+    with pytest.raises(InputError, match="duplicate rows for system 'a', qid 'q0'"):
+        topic_system_matrix(pa.concat_tables([table, table]))
+    nan = long_table({"a": [1, float("nan")], "b": [3, 4]})
+    with pytest.raises(InputError, match="NaN for system 'a', qid 'q1'"):
+        topic_system_matrix(nan)
+    with pytest.raises(InputError, match="no `score` column"):
+        topic_system_matrix(table, column="score")
+    with pytest.raises(InputError, match="`missing` must be one of"):
+        topic_system_matrix(table, missing="drop")
+
+
+def test_all_pairs_from_long_table_reports_missing():
+    vals = {"s1": np.linspace(0, 1, 12), "s2": np.linspace(0.1, 1, 12), "s3": np.ones(12) / 2}
+    table = long_table(vals, drop={("s3", "q4")})
+    with pytest.warns(UserWarning, match="dropped 1 queries"):
+        res = all_pairs(table, "t", measure="AP")
+    meta = json.loads(res.schema.metadata[b"uefast.stats"])
+    assert meta["missing_report"]["dropped_qids"] == ["q4"]
+    assert res["n_topics"][0].as_py() == 11
+    assert res["system_a"].to_pylist() == ["s1", "s1", "s2"]
+    with pytest.warns(UserWarning, match="filled 1 cells"):
+        tk = tukey_hsd(table, measure="AP", missing="zero", n_resamples=100)
+    assert tk["n_topics"][0].as_py() == 12
+
+
+def test_difference_required_matches_naive():
+    from uefast.stats import difference_required
+    from uefast.stats.resampling import bootstrap_pairs
+
+    x = np.random.default_rng(8).random((25, 3)) + np.array([0, 0.05, 0.1])
+    res = difference_required(x, alpha=0.05, n_resamples=400, seed=2)
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    _, _, means, t_all = bootstrap_pairs(x, pairs, n_resamples=400, seed=2,
+                                         alternative="two-sided", keep_means=True, keep_t=True)
+    expect = []
+    for p, (i, j) in enumerate(pairs):
+        ranked = sorted(range(400), key=lambda b: -abs(t_all[b, p]))
+        b = ranked[19]  # the 20th largest |t*| (B * alpha = 20)
+        expect.append(abs(means[b, p] - (x[:, i] - x[:, j]).mean()))
+    assert np.allclose(res.per_pair, expect)
+    assert res.difference == max(res.per_pair) and res.pairs == (("0", "1"), ("0", "2"), ("1", "2"))
+    unshifted = difference_required(x, alpha=0.05, n_resamples=400, seed=2, shifted=False)
+    assert unshifted.difference >= 0
+    with pytest.raises(InputError, match="`shifted` must be True or False"):
+        difference_required(x, shifted="yes")
