@@ -1,0 +1,307 @@
+"""``evaluate_stream``: the core evaluation over a stream of complete-query chunks."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from uefast.errors import InputError
+from uefast.measures import Measure, parse_measures
+from uefast.streaming._source import open_source, parquet_max
+from uefast.streaming._split import iter_query_chunks
+
+__all__ = ["evaluate_stream"]
+
+_AGG_COLS = ("value", "iub", "reb", "ue_v1", "ue_v2")
+
+
+def _resolve_err(mlist: list[Measure], max_label: int | None) -> tuple[list[Measure], dict]:
+    """ERR without lmax -> ERR(lmax=max(max_label, 1)), and the map back to the user's names."""
+    out, back = [], {}
+    for m in mlist:
+        if m.name == "ERR" and m.param("lmax") is None:
+            lm = max(int(max_label), 1)
+            r = Measure(m.name, m.cutoff, tuple((k, lm if k == "lmax" else v) for k, v in m.params))
+            if r in mlist or r in out:
+                raise InputError(f"measures {m} and {r} coincide on this data; ask for one of them")
+            back[str(r)] = str(m)
+            out.append(r)
+        else:
+            out.append(m)
+    return out, back
+
+
+def _needed_columns(schema: pa.Schema, trec: bool, score_columns, names) -> list[str] | None:
+    from uefast.evaluate import _letor_score_columns
+
+    have = set(schema.names)
+    if trec:
+        cols = [names["qid"], names["docid"], names["score"], names["system"]]
+    else:
+        cols = [names["qid"], names["label"], names["docid"], names["system"]]
+        cols += _letor_score_columns(schema.empty_table(), score_columns, names)
+    return [c for c in dict.fromkeys(cols) if c in have]
+
+
+class _Order:
+    """Global order of systems and queries, to sort a streamed result like the in-memory one."""
+
+    def __init__(self, qrels_keys: pa.Array | None) -> None:
+        self.systems: dict[str, int] = {}
+        self.q_base = 0
+        self.qrels_keys = qrels_keys
+
+    def keys(self, res: pa.Table, chunk_qids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        sys_names = res.column("system").unique().to_pylist()
+        for s in sys_names:
+            self.systems.setdefault(s, len(self.systems))
+        srank = pc.index_in(res.column("system"), value_set=pa.array(list(self.systems))).to_numpy()
+        if self.qrels_keys is not None:
+            qidx = pc.index_in(res.column("qid"), value_set=self.qrels_keys).to_numpy()
+        else:
+            q = chunk_qids.cast(res.schema.field("qid").type)
+            qidx = pc.index_in(res.column("qid"), value_set=q).to_numpy() + self.q_base
+            self.q_base += len(chunk_qids)
+        return srank.astype(np.int64), qidx.astype(np.int64)
+
+
+class _Aggregator:
+    """Running sum and count per (system, measure), NaN skipped (as ``uefast.aggregate``)."""
+
+    def __init__(self) -> None:
+        self.acc: dict[tuple, np.ndarray] = {}
+
+    def add(self, res: pa.Table, srank: np.ndarray, midx: np.ndarray) -> None:
+        import polars as pl
+
+        df = pl.from_arrow(res.select(["system", "measure", *_AGG_COLS])).with_columns(
+            pl.Series("_s", srank), pl.Series("_m", midx))
+        aggs = [pl.len().alias("n")]
+        for c in _AGG_COLS:
+            e = pl.col(c).fill_nan(None)
+            aggs += [e.sum().alias(c), e.count().alias(c + "_n")]
+        for row in df.group_by(["_s", "_m", "system", "measure"]).agg(aggs).iter_rows(named=True):
+            key = (row["_s"], row["_m"], row["system"], row["measure"])
+            v = np.array([row["n"]] + [x for c in _AGG_COLS for x in (row[c], row[c + "_n"])],
+                         np.float64)
+            self.acc[key] = self.acc[key] + v if key in self.acc else v
+
+    def table(self, metadata) -> pa.Table:
+        keys = sorted(self.acc)
+        cols: dict[str, Any] = {"system": [k[2] for k in keys], "measure": [k[3] for k in keys],
+                                "n_queries": [int(self.acc[k][0]) for k in keys]}
+        for i, c in enumerate(_AGG_COLS):
+            s = np.array([self.acc[k][1 + 2 * i] for k in keys])
+            n = np.array([self.acc[k][2 + 2 * i] for k in keys])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                cols[c] = pa.array(np.where(n > 0, s / np.maximum(n, 1), np.nan),
+                                   from_pandas=True)
+        t = pa.table(cols, schema=pa.schema(
+            [pa.field("system", pa.string()), pa.field("measure", pa.string()),
+             pa.field("n_queries", pa.int64())] + [pa.field(c, pa.float64()) for c in _AGG_COLS]))
+        return t.replace_schema_metadata(metadata)
+
+
+def _sum_info(acc: dict, info: dict) -> None:
+    for k, v in info.items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            acc[k] = acc.get(k, 0) + v
+
+
+def evaluate_stream(source: Any, qrels: Any = None,
+                    measures: str | Measure | Iterable[str | Measure] = ("nDCG@10", "AP"), *,
+                    out: str | os.PathLike | None = None, aggregate: bool = False,
+                    batch_size: int = 1 << 20, progress: bool = False,
+                    max_label: int | None = None, ue: bool = True, ties: str = "trec_eval",
+                    reb: str = "exact", degenerate: str = "zero", rel_level: int = 1,
+                    queries: str = "intersect", negative_labels: str = "clamp",
+                    score_columns: Sequence[str] | None = None, qid: str = "qid",
+                    docid: str = "docid", label: str = "label", score: str = "score",
+                    system: str = "system") -> pa.Table:
+    """Evaluate a run too large for memory, query by query, with bounded memory.
+
+    ``source``: a Parquet file or directory path, ``pq.ParquetFile``, ``pyarrow.dataset``
+    dataset, ``pa.RecordBatchReader``, ``pa.Table`` or an iterator of RecordBatches/Tables. Its
+    rows must be clustered by ``qid`` (each query's rows contiguous; queries may span batches,
+    row groups and files); otherwise :class:`~uefast.streaming.NotClusteredError` names the qid
+    and row (fix: :func:`uefast.streaming.cluster_parquet`). ``qrels`` (TREC style) is held in
+    memory and sliced per chunk; only ``queries="intersect"`` is supported.
+
+    Algorithm: read ``batch_size``-row batches; :func:`~uefast.streaming.iter_query_chunks` holds
+    back the trailing (possibly incomplete) query and releases chunks of >= ``batch_size`` rows of
+    complete queries; each chunk goes through :func:`uefast.evaluate` with the same settings.
+    Settings the in-memory path takes from the whole data are fixed up front: ERR's default
+    ``lmax`` = ``max_label`` or the largest label (qrels, Parquet statistics, or a one-column
+    pass); for other iterators ERR without lmax needs ``max_label``.
+
+    Returns the same long table as :func:`uefast.evaluate` (identical values and row order;
+    ``uefast.info`` metadata summed over chunks), or, with ``out`` (a Parquet path, written
+    incrementally in stream order) or ``aggregate=True``, the per (system, measure) means of
+    :func:`uefast.aggregate` accumulated on the fly (equal up to floating summation order).
+    ``progress=True`` prints rows, queries and rows/s to stderr.
+    """
+    import uefast
+    from uefast._progress import Progress
+    from uefast.inputs import label_array, to_arrow
+    from uefast.engine import group_keys
+    from uefast.polars._kernels import KERNEL_LOCK
+
+    if queries != "intersect":
+        raise InputError("streaming supports queries='intersect' only; evaluate in memory for "
+                         "queries='qrels'")
+    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise InputError(f"`batch_size` must be a positive integer, got {batch_size!r}")
+    mlist = parse_measures(measures)
+    names = dict(qid=qid, docid=docid, label=label, score=score, system=system)
+    src = open_source(source, int(batch_size))
+    trec = qrels is not None
+    need_err = any(m.name == "ERR" and m.param("lmax") is None for m in mlist)
+    qrels_t = q_sorted = q_off = q_keys = None
+    if trec:
+        qrels_t = to_arrow(qrels, "qrels")
+        if qrels_t.num_rows == 0:
+            raise InputError("qrels: the input has no rows")
+        from uefast.inputs import column
+
+        q_lab = label_array(column(qrels_t, label, "qrels"), label, "qrels", negative_labels)
+        if max_label is None:
+            max_label = int(q_lab.max())
+        g = group_keys(column(qrels_t, qid, "qrels"), qid, "qrels")
+        q_sorted = qrels_t.take(pa.array(g.perm)) if g.has_perm else qrels_t
+        q_off, q_keys = g.offsets, g.keys
+        if pa.types.is_dictionary(q_keys.type):
+            q_keys = q_keys.dictionary_decode()
+    elif need_err and max_label is None:
+        if label not in src.schema.names:
+            raise InputError(f"run: missing column {label!r}; columns are {src.schema.names}")
+        max_label = parquet_max(src, label)
+        if max_label is None:
+            raise InputError("ERR without lmax takes lmax from the largest label of the whole "
+                             "data, unknown for a stream: pass max_label=... or ERR(lmax=...)")
+    run_mlist, back = _resolve_err(mlist, max_label) if need_err else (mlist, {})
+    cols = _needed_columns(src.schema, trec, score_columns, names)
+    order_keys = None
+    if trec:
+        order_keys = q_keys.cast(pa.int64()) if pa.types.is_integer(q_keys.type) else \
+            q_keys.cast(pa.string())
+    order = _Order(order_keys)
+    agg = _Aggregator() if (aggregate or out is not None) else None
+    kw = dict(ue=ue, ties=ties, reb=reb, degenerate=degenerate, rel_level=rel_level,
+              negative_labels=negative_labels, qid=qid, docid=docid, label=label, score=score,
+              system=system)
+    if trec:
+        kw["queries"] = queries
+    else:
+        kw["score_columns"] = [c for c in cols if c not in (qid, label, docid, system)] \
+            if score_columns is None and system not in cols else score_columns
+    meas_names = pa.array([str(m) for m in mlist], pa.string())
+    run_names = pa.array([str(m) for m in run_mlist], pa.string())
+    parts: list[pa.Table] = []
+    part_keys: list[tuple[np.ndarray, ...]] = []
+    info: dict = {}
+    dropped: list = []
+    meta = None
+    writer = None
+    stats: dict = {}
+    bar = Progress(total_rows=src.total_rows, enabled=progress)
+    try:
+        for chunk in iter_query_chunks(src.batches(cols), qid, int(batch_size), stats):
+            qcol = chunk.column(qid)
+            chunk_qids = pc.unique(qcol.combine_chunks() if qcol.num_chunks != 1 else qcol.chunk(0))
+            if pa.types.is_dictionary(chunk_qids.type):
+                chunk_qids = chunk_qids.dictionary_decode()
+            qr = None
+            if trec:
+                qr = _qrels_subset(q_sorted, q_off, q_keys, chunk_qids)
+                if qr.num_rows == 0:
+                    info["rows_in"] = info.get("rows_in", 0) + chunk.num_rows
+                    info["run_rows_query_not_in_qrels"] = \
+                        info.get("run_rows_query_not_in_qrels", 0) + chunk.num_rows
+                    bar.update(stats["rows"], stats["queries"])
+                    continue
+            with KERNEL_LOCK:
+                res = uefast.evaluate(chunk, qr, run_mlist, **kw)
+            md = res.schema.metadata
+            _sum_info(info, json.loads(md[b"uefast.info"]))
+            chunk_dropped = json.loads(md[b"uefast.dropped"])
+            if meta is None:
+                settings = json.loads(md[b"uefast.settings"])
+                settings["measures"] = [str(m) for m in mlist]
+                meta = {b"uefast.version": md[b"uefast.version"],
+                        b"uefast.settings": json.dumps(settings).encode()}
+            midx = pc.index_in(res.column("measure"), value_set=run_names).to_numpy()
+            if back:
+                res = res.set_column(res.schema.get_field_index("measure"), "measure",
+                                     meas_names.take(pa.array(midx)))
+            res = res.replace_schema_metadata(None)
+            q_base = order.q_base
+            srank, qidx = order.keys(res, chunk_qids)
+            if chunk_dropped:
+                dropped += _dropped_keys(chunk_dropped, order, q_base, chunk_qids, run_names,
+                                         meas_names, res.schema.field("qid").type)
+            if agg is not None:
+                agg.add(res, srank, midx)
+            if out is not None:
+                if writer is None:
+                    import pyarrow.parquet as pq
+
+                    writer = pq.ParquetWriter(os.fspath(out), res.schema.with_metadata(meta))
+                writer.write_table(res)
+            elif not aggregate:
+                parts.append(res)
+                part_keys.append((srank, qidx, midx.astype(np.int64)))
+            bar.update(stats["rows"], stats["queries"])
+    finally:
+        if writer is not None:
+            writer.close()
+        bar.close(stats.get("rows", 0), stats.get("queries", 0))
+    if meta is None:
+        if stats.get("rows", 0) == 0:
+            raise InputError("run: the input has no rows")
+        raise InputError("run: no query of the run is in the qrels")
+    info["streaming"] = {"batches": stats["batches"], "queries": stats["queries"]}
+    meta[b"uefast.info"] = json.dumps(info).encode()
+    dropped.sort(key=lambda d: d[0])
+    meta[b"uefast.dropped"] = json.dumps([d[1] for d in dropped]).encode()
+    if agg is not None:
+        return agg.table(meta)
+    table = pa.concat_tables(parts)
+    s, q, m = (np.concatenate(k) for k in zip(*part_keys))
+    perm = np.lexsort((m, q, s))
+    return table.take(pa.array(perm)).replace_schema_metadata(meta)
+
+
+def _qrels_subset(q_sorted: pa.Table, q_off: np.ndarray, q_keys: pa.Array,
+                  chunk_qids: pa.Array) -> pa.Table:
+    """Rows of the qrels (clustered by qid) whose qid is in ``chunk_qids``."""
+    if pa.types.is_integer(q_keys.type) and pa.types.is_integer(chunk_qids.type):
+        a, b = chunk_qids.cast(pa.int64()), q_keys.cast(pa.int64())
+    elif pa.types.is_integer(q_keys.type) != pa.types.is_integer(chunk_qids.type):
+        raise InputError(f"mismatched dtypes: run column qid is {chunk_qids.type} but qrels "
+                         f"column qid is {q_keys.type}; cast one of them")
+    else:
+        a, b = chunk_qids.cast(pa.large_string()), q_keys.cast(pa.large_string())
+    codes = pc.index_in(a, value_set=b).drop_null().to_numpy().astype(np.int64)
+    codes.sort()
+    starts, ends = q_off[codes], q_off[codes + 1]
+    lens = ends - starts
+    idx = np.repeat(starts - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + \
+        np.arange(int(lens.sum()))
+    return q_sorted.take(pa.array(idx))
+
+
+def _dropped_keys(rows: list, order: _Order, q_base: int, chunk_qids: pa.Array,
+                  run_names: pa.Array, meas_names: pa.Array, qtype) -> list:
+    """``[((system rank, query index, measure index), [system, qid, measure])]`` of a chunk."""
+    qs = pa.array([r[1] for r in rows]).cast(qtype)
+    ms = pc.index_in(pa.array([r[2] for r in rows], pa.string()), value_set=run_names).to_numpy()
+    if order.qrels_keys is not None:
+        qi = pc.index_in(qs, value_set=order.qrels_keys).to_numpy()
+    else:
+        qi = pc.index_in(qs, value_set=chunk_qids.cast(qtype)).to_numpy() + q_base
+    return [((order.systems[r[0]], int(q), int(m)), [r[0], r[1], meas_names[int(m)].as_py()])
+            for r, q, m in zip(rows, qi, ms)]

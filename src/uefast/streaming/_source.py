@@ -1,0 +1,235 @@
+"""Streaming sources: Parquet files/datasets, RecordBatchReaders and iterators of RecordBatches."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from uefast.errors import InputError
+
+__all__ = ["Source", "open_source", "is_streaming_source", "STREAMING_THRESHOLD_BYTES"]
+
+#: Parquet inputs larger than this (bytes on disk) are streamed by ``uefast.evaluate`` / the CLI.
+#: Override with the environment variable ``UEFAST_STREAMING_THRESHOLD`` (bytes).
+STREAMING_THRESHOLD_BYTES = 1 << 30
+
+
+def _threshold() -> int:
+    env = os.environ.get("UEFAST_STREAMING_THRESHOLD")
+    return int(env) if env else STREAMING_THRESHOLD_BYTES
+
+
+def _parquet_files(path: str) -> list[str]:
+    if os.path.isdir(path):
+        out = []
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+            out += [os.path.join(root, f) for f in sorted(files)
+                    if not f.startswith((".", "_")) and not f.endswith(".crc")]
+        return out
+    return [path]
+
+
+def _is_iterator(obj: Any) -> bool:
+    return hasattr(obj, "__next__") and hasattr(obj, "__iter__")
+
+
+def is_streaming_source(obj: Any, threshold: int | None = None) -> bool:
+    """Whether ``uefast.evaluate`` should stream ``obj`` instead of loading it.
+
+    True for a ``pa.RecordBatchReader``, a ``pq.ParquetFile``, a ``pyarrow.dataset.Dataset``, an
+    iterator/generator (of RecordBatches or Tables), and a Parquet path (file or directory) whose
+    size on disk exceeds ``threshold`` (default :data:`STREAMING_THRESHOLD_BYTES` = 1 GiB, or the
+    ``UEFAST_STREAMING_THRESHOLD`` environment variable). False for in-memory tables and frames.
+    """
+    if isinstance(obj, (pa.RecordBatchReader, pq.ParquetFile)):
+        return True
+    try:
+        import pyarrow.dataset as ds
+
+        if isinstance(obj, ds.Dataset):
+            return True
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(obj, (str, os.PathLike)):
+        path = os.fspath(obj)
+        if not os.path.exists(path):
+            return False
+        size = sum(os.path.getsize(f) for f in _parquet_files(path))
+        return size > (_threshold() if threshold is None else threshold)
+    if isinstance(obj, (pa.Table, pa.RecordBatch, dict, list, tuple)):
+        return False
+    return _is_iterator(obj)
+
+
+@dataclass
+class Source:
+    """An opened source: schema, ``batches()`` (one pass), total rows if known, Parquet files."""
+
+    schema: pa.Schema
+    batches: Callable[[list[str] | None], Iterator[pa.RecordBatch]]
+    total_rows: int | None
+    files: list[str]
+    table: pa.Table | None = None
+
+
+def _first_and_rest(it: Iterator[Any]):
+    for first in it:
+        return first, it
+    raise InputError("run: the input has no rows (empty stream)")
+
+
+def _as_batches(items) -> Iterator[pa.RecordBatch]:
+    for x in items:
+        if isinstance(x, pa.RecordBatch):
+            yield x
+        elif isinstance(x, pa.Table):
+            yield from x.to_batches()
+        else:
+            raise InputError(f"run: a stream must yield pyarrow RecordBatches or Tables, got "
+                             f"{type(x).__name__}")
+
+
+def open_source(obj: Any, batch_size: int) -> Source:
+    """Open a streaming source; Parquet is read with ``iter_batches`` file by file, in path order."""
+    import pyarrow.dataset as ds
+
+    if isinstance(obj, (str, os.PathLike)):
+        path = os.fspath(obj)
+        if not os.path.exists(path):
+            raise InputError(f"run: file not found: {path!r}")
+        files = _parquet_files(path)
+        if not files:
+            raise InputError(f"run: no Parquet files under {path!r}")
+        return _parquet_source(files, batch_size)
+    if isinstance(obj, pq.ParquetFile):
+        return _parquet_source([obj], batch_size)
+    if isinstance(obj, ds.FileSystemDataset):
+        return _parquet_source(list(obj.files), batch_size, schema=obj.schema)
+    if isinstance(obj, pa.RecordBatchReader):
+        return Source(obj.schema, lambda cols: _select(obj, cols), None, [])
+    if isinstance(obj, pa.Table):
+        return Source(obj.schema, lambda cols: _select(obj.to_batches(max_chunksize=batch_size),
+                                                       cols), obj.num_rows, [], obj)
+    if _is_iterator(obj) or isinstance(obj, (list, tuple)):
+        first, rest = _first_and_rest(_as_batches(iter(obj)))
+
+        def gen(cols):
+            yield from _select(_chain(first, rest), cols)
+        return Source(first.schema, gen, None, [])
+    raise InputError(f"run: cannot stream a {type(obj).__name__}; pass a Parquet path, a "
+                     "ParquetFile, a pyarrow dataset, a RecordBatchReader or an iterator of "
+                     "RecordBatches")
+
+
+def _chain(first, rest):
+    yield first
+    yield from rest
+
+
+def _select(batches, cols):
+    for b in batches:
+        yield b if cols is None else b.select(cols)
+
+
+def _parquet_source(files: list, batch_size: int, schema: pa.Schema | None = None) -> Source:
+    pfs = [f if isinstance(f, pq.ParquetFile) else pq.ParquetFile(f) for f in files]
+    schema = schema or pfs[0].schema_arrow
+    total = sum(p.metadata.num_rows for p in pfs)
+
+    def gen(cols):
+        def read():
+            for p in pfs:
+                yield from p.iter_batches(batch_size=batch_size, columns=cols, use_threads=True)
+        return prefetch(read())
+    return Source(schema, gen, total, pfs)
+
+
+def prefetch(it: Iterator[Any], depth: int = 2) -> Iterator[Any]:
+    """Run ``it`` in a background thread, ``depth`` items ahead: Parquet decoding (which releases
+    the GIL) overlaps with evaluation. Exceptions are re-raised in the consumer; closing the
+    consumer stops the producer."""
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def work():
+        try:
+            for x in it:
+                while not stop.is_set():
+                    try:
+                        q.put((x, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put((done, None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            q.put((done, exc))
+
+    th = threading.Thread(target=work, name="uefast-prefetch", daemon=True)
+    th.start()
+    try:
+        while True:
+            x, exc = q.get()
+            if x is done:
+                if exc is not None:
+                    raise exc
+                return
+            yield x
+    finally:
+        stop.set()
+        while th.is_alive():
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                th.join(0.05)
+
+
+def parquet_max(src: Source, column: str) -> int | None:
+    """Largest value of an integer/float/bool column from Parquet statistics, or a one-column pass.
+
+    Used to resolve settings that the in-memory path takes from the whole data (ERR's default
+    ``lmax`` = the largest label) *before* streaming starts. ``None`` if the source is not Parquet.
+    """
+    if src.table is not None:
+        return _scan_max(src, column)
+    if not src.files:
+        return None
+    best = None
+    for p in src.files:
+        md = p.metadata
+        idx = p.schema_arrow.get_field_index(column)
+        if idx < 0:
+            raise InputError(f"run: missing column {column!r}; columns are {p.schema_arrow.names}")
+        for rg in range(md.num_row_groups):
+            col = md.row_group(rg).column(idx)
+            st = col.statistics
+            if col.num_values == 0:
+                continue
+            if st is None or not st.has_min_max:
+                return _scan_max(src, column)
+            v = int(st.max)
+            best = v if best is None else max(best, v)
+    return best
+
+
+def _scan_max(src: Source, column: str) -> int | None:
+    best = None
+    for b in src.batches([column]):
+        arr = b.column(0)
+        if len(arr) - arr.null_count == 0:
+            continue
+        import pyarrow.compute as pc
+
+        v = int(pc.max(arr.cast(pa.float64()) if pa.types.is_boolean(arr.type) else arr).as_py())
+        best = v if best is None else max(best, v)
+    return best
+

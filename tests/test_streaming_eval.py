@@ -1,0 +1,201 @@
+"""uefast.streaming: exact equality with the in-memory path, carry-over, clustering checks."""
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import uefast
+import uefast.streaming as us
+from uefast._progress import Progress
+from uefast.errors import InputError
+
+def _same(a: pa.Table, b: pa.Table) -> bool:
+    """Same schema and values (NaN equal to NaN)."""
+    return a.schema.equals(b.schema) and pl.from_arrow(a).equals(pl.from_arrow(b))
+
+
+M = ["nDCG@10", "AP", "ERR@5", "RBP(p=0.8)", "P@5", "RR"]
+
+
+def _table(n=3000, nq=200, seed=0, strq=False, big_query=0) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    q = np.sort(rng.integers(0, nq, n))
+    if big_query:  # one query larger than any batch
+        q = np.concatenate([q[: n // 2], np.full(big_query, nq + 1), q[n // 2:] + nq + 2])
+    m = len(q)
+    return pa.table({"qid": q.astype(str) if strq else q, "docid": rng.permutation(m).astype(str),
+                     "label": rng.integers(0, 5, m), "a": np.round(rng.random(m), 1),
+                     "b": rng.random(m)})
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    t = _table(big_query=700)
+    path = tmp_path_factory.mktemp("s") / "run.parquet"
+    pq.write_table(t, path, row_group_size=97)  # row groups split many queries
+    return t, str(path), uefast.evaluate(t, measures=M)
+
+
+@pytest.mark.parametrize("bs", [3, 64, 500, 10_000])
+def test_parquet_equals_in_memory(data, bs):
+    t, path, ref = data
+    got = us.evaluate_stream(path, measures=M, batch_size=bs)
+    assert got.equals(ref)
+    s = json.loads(ref.schema.metadata[b"uefast.settings"])
+    assert json.loads(got.schema.metadata[b"uefast.settings"]) == s
+
+
+def test_iterators_readers_and_empty_batches(data):
+    t, _, ref = data
+    batches = t.to_batches(max_chunksize=13)
+    empty = t.schema.empty_table().to_batches() or [pa.RecordBatch.from_pylist([], t.schema)]
+    mixed = [x for b in batches for x in (b, empty[0])]
+    assert us.evaluate_stream(iter(mixed), measures=M, batch_size=25, max_label=4).equals(ref)
+    rdr = pa.RecordBatchReader.from_batches(t.schema, batches)
+    assert us.evaluate_stream(rdr, measures=M, batch_size=50, max_label=4).equals(ref)
+    with pytest.raises(InputError, match="max_label"):
+        us.evaluate_stream(iter(batches), measures=M)
+    assert us.evaluate_stream(iter(batches), measures=["AP", "ERR(lmax=3)@5"],
+                              batch_size=9).equals(
+        uefast.evaluate(t, measures=["AP", "ERR(lmax=3)@5"]))
+
+
+@pytest.mark.parametrize("kw", [{"ties": "expected"}, {"degenerate": "drop"},
+                                {"degenerate": "nan", "ue": True}, {"ue": False},
+                                {"reb": "paper", "ties": "input"}])
+def test_settings_string_qids(kw):
+    t = _table(1500, 120, seed=2, strq=True)
+    ref = uefast.evaluate(t, measures=M, **kw)
+    got = us.evaluate_stream(t, measures=M, batch_size=23, **kw)
+    assert _same(got, ref)
+    if kw.get("degenerate") == "drop":
+        assert json.loads(got.schema.metadata[b"uefast.dropped"]) == \
+            json.loads(ref.schema.metadata[b"uefast.dropped"])
+
+
+def test_long_format_system_column():
+    t = pl.from_arrow(_table(1200, 80, seed=3))
+    long = t.unpivot(index=["qid", "docid", "label"], on=["a", "b"], variable_name="system",
+                     value_name="score").sort("qid", maintain_order=True).to_arrow()
+    ref = uefast.evaluate(long, measures=M)
+    assert us.evaluate_stream(long, measures=M, batch_size=31).equals(ref)
+
+
+def test_trec_style():
+    rng = np.random.default_rng(5)
+    n = 3000
+    q = np.sort(rng.integers(0, 200, n)).astype(str)
+    run = pl.DataFrame({"system": rng.choice(["x", "y"], n), "qid": q,
+                        "docid": rng.integers(0, 60, n).astype(str), "score": rng.random(n)})
+    run = run.unique(["system", "qid", "docid"], maintain_order=True).to_arrow()
+    qrels = pl.DataFrame({"qid": rng.integers(0, 230, 900).astype(str),
+                          "docid": rng.integers(0, 60, 900).astype(str),
+                          "label": rng.integers(0, 4, 900)})
+    qrels = qrels.unique(["qid", "docid"], maintain_order=True).to_arrow()
+    ref = uefast.evaluate(run, qrels, measures=M)
+    assert us.evaluate_stream(run, qrels, measures=M, batch_size=17).equals(ref)
+    with pytest.raises(InputError, match="intersect"):
+        us.evaluate_stream(run, qrels, measures=M, queries="qrels")
+
+
+def test_not_clustered_detected_and_fixed(tmp_path, data):
+    t, _, _ = data
+    rng = np.random.default_rng(1)
+    sh = t.take(pa.array(rng.permutation(t.num_rows)))
+    src = tmp_path / "shuffled.parquet"
+    pq.write_table(sh, src, row_group_size=100)
+    for bs in (10, 100_000):  # across batches and inside one batch
+        with pytest.raises(us.NotClusteredError, match=r"qid .* reappears at row \d+.*cluster_parquet"):
+            us.evaluate_stream(str(src), measures=M, batch_size=bs)
+    dst = tmp_path / "clustered.parquet"
+    info = us.cluster_parquet(str(src), str(dst), row_group_size=150, memory_limit=4000)
+    assert info["partitions"] > 1 and info["rows"] == t.num_rows
+    pf = pq.ParquetFile(dst)
+    seen = set()
+    for i in range(pf.metadata.num_row_groups):  # row groups cut at query boundaries
+        qs = pf.read_row_group(i, columns=["qid"])["qid"].unique().to_pylist()
+        assert not seen & set(qs)
+        seen |= set(qs)
+    key = [("system", "ascending"), ("qid", "ascending"), ("measure", "ascending")]
+    got = us.evaluate_stream(str(dst), measures=M, batch_size=41)
+    assert got.sort_by(key).equals(uefast.evaluate(sh, measures=M).sort_by(key))
+
+
+def test_out_and_aggregate(tmp_path, data):
+    t, path, ref = data
+    out = tmp_path / "res.parquet"
+    summ = us.evaluate_stream(path, measures=M, batch_size=50, out=str(out))
+    written = pq.read_table(out)
+    key = [("system", "ascending"), ("qid", "ascending"), ("measure", "ascending")]
+    assert written.sort_by(key).equals(ref.sort_by(key))
+    agg = uefast.aggregate(ref)
+    assert summ.select(["system", "measure", "n_queries"]).equals(
+        agg.select(["system", "measure", "n_queries"]))
+    for c in ("value", "iub", "reb", "ue_v1", "ue_v2"):
+        np.testing.assert_allclose(summ[c].to_numpy(), agg[c].to_numpy(), rtol=1e-12)
+    summ2 = us.evaluate_stream(path, measures=M, batch_size=50, aggregate=True)
+    assert summ2.equals(summ)
+
+
+def test_dataset_directory_and_dispatch_predicate(tmp_path, data):
+    t, path, ref = data
+    d = tmp_path / "ds"
+    d.mkdir()
+    for i, lo in enumerate(range(0, t.num_rows, 1000)):  # files split queries too
+        pq.write_table(t.slice(lo, 1000), d / f"part-{i:03d}.parquet")
+    assert us.evaluate_stream(str(d), measures=M, batch_size=77).equals(ref)
+    assert us.is_streaming_source(str(d), threshold=0)
+    assert not us.is_streaming_source(path)  # small file: in memory
+    assert us.is_streaming_source(pq.ParquetFile(path))
+    assert us.is_streaming_source(iter(t.to_batches()))
+    assert us.is_streaming_source(pa.RecordBatchReader.from_batches(t.schema, t.to_batches()))
+    assert not us.is_streaming_source(t) and not us.is_streaming_source({"a": [1]})
+
+
+def test_errors():
+    with pytest.raises(InputError, match="no rows"):
+        us.evaluate_stream(iter([]), measures=["AP"])
+    t = pa.table({"qid": pa.array([1, None, 2]), "label": [1, 0, 1], "s": [.1, .2, .3]})
+    with pytest.raises(InputError, match="null"):
+        us.evaluate_stream(t, measures=["AP"])
+    with pytest.raises(InputError, match="batch_size"):
+        us.evaluate_stream(t, measures=["AP"], batch_size=0)
+
+
+def test_progress_line():
+    buf = io.StringIO()
+    p = Progress(total_rows=1000, stream=buf, interval=0)
+    p.update(500, 12)
+    p.close(1000, 20)
+    text = buf.getvalue()
+    assert "500 rows (50%)" in text and "20 queries" in text and "rows/s" in text
+    assert text.endswith("\n")
+    t = _table(300, 20)
+    import contextlib
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        us.evaluate_stream(t, measures=["AP"], batch_size=50, progress=True)
+    assert "queries" in err.getvalue()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), bs=st.integers(1, 60), chunk=st.integers(1, 40))
+def test_property_any_batching(seed, bs, chunk):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 300))
+    q = np.sort(rng.integers(0, int(rng.integers(1, 40)), n))
+    t = pa.table({"qid": q, "label": rng.integers(0, 3, n), "s": np.round(rng.random(n), 1)})
+    ref = uefast.evaluate(t, measures=["nDCG@5", "AP", "ERR@3"])
+    got = us.evaluate_stream(iter(t.to_batches(max_chunksize=chunk)),
+                             measures=["nDCG@5", "AP", "ERR@3"], batch_size=bs,
+                             max_label=int(np.max(t["label"].to_numpy())))
+    assert got.equals(ref)
