@@ -11,6 +11,7 @@ Nothing here knows about input formats; nothing above it knows about Numba.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,10 +24,15 @@ from uefast.kernels.grouping import counting_sort, find_duplicate, run_starts_by
 from uefast.kernels.ordering import TIE_DOCID, TIE_EXPECTED, TIE_INPUT
 from uefast.measures import GAIN_CODES, NORM_CODES, Measure
 
-__all__ = ["Grouping", "MeasurePlan", "JudgedStats", "group_keys", "group_codes", "plan_measures",
+__all__ = ["KERNEL_LOCK", "Grouping", "MeasurePlan", "JudgedStats", "group_keys", "group_codes", "plan_measures",
            "judged_stats", "rank_values", "duplicate_docid", "TIE_MODES", "discounts"]
 
 TIE_MODES = {"input": TIE_INPUT, "trec_eval": TIE_DOCID, "expected": TIE_EXPECTED}
+
+#: Held around every entry into a ``parallel=True`` kernel. Numba's ``workqueue`` threading layer
+#: aborts when entered from several threads at once (Polars and Dask call from worker threads);
+#: the kernels already use every core, so serialising them costs only queueing. Re-entrant.
+KERNEL_LOCK = threading.RLock()
 
 # Rank a segment by counting (O(n * N+) vectorised comparisons) rather than sorting (O(n log n))
 # when its number N+ of positive labels is <= COUNTING_FACTOR * log2(n + 1). Both give identical
@@ -177,9 +183,10 @@ def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.
     idcg = np.ones((nq, nm))
     nj = np.zeros(nq, np.int64)
     disc = discounts(max(_max_group(joff), plan.max_cutoff, 1))
-    judged_pass(joff, jperm, has_jperm, jlab, int(max(max_label, 0)), plan.kinds, plan.ks,
-                plan.gtypes, plan.rels, plan.fparams, plan.norms, plan.paper, disc,
-                n_chunks(nq), out[0], out[1], nrel, idcg, nj)
+    with KERNEL_LOCK:
+        judged_pass(joff, jperm, has_jperm, jlab, int(max(max_label, 0)), plan.kinds, plan.ks,
+                    plan.gtypes, plan.rels, plan.fparams, plan.norms, plan.paper, disc,
+                    n_chunks(nq), out[0], out[1], nrel, idcg, nj)
     return JudgedStats(out[0], out[1], nrel, idcg, nj)
 
 
@@ -190,10 +197,11 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
     nseg = len(offsets) - 1
     out = np.zeros((nseg, len(plan.measures)))
     disc = discounts(max(_max_group(offsets), plan.max_cutoff, 1))
-    ranking_pass(offsets, perm, has_perm, labels, scores, qref, TIE_MODES[ties], docs.mode,
-                 docs.ints, docs.offsets, docs.data, plan.kinds, plan.ks, plan.gtypes, plan.rels,
-                 plan.fparams, plan.norms, judged.nrel, judged.idcg, disc, n_chunks(nseg),
-                 float(COUNTING_FACTOR), out)
+    with KERNEL_LOCK:
+        ranking_pass(offsets, perm, has_perm, labels, scores, qref, TIE_MODES[ties], docs.mode,
+                     docs.ints, docs.offsets, docs.data, plan.kinds, plan.ks, plan.gtypes,
+                     plan.rels, plan.fparams, plan.norms, judged.nrel, judged.idcg, disc,
+                     n_chunks(nseg), float(COUNTING_FACTOR), out)
     return out
 
 
@@ -201,6 +209,7 @@ def duplicate_docid(g: Grouping, docs: DocIds) -> tuple[int, int]:
     """``(row, earlier_row)`` of the first docid repeated within a group, or ``(-1, -1)``."""
     if docs is NO_DOCIDS:
         return -1, -1
-    r, o = find_duplicate(g.offsets, g.perm, g.has_perm, docs.mode, docs.ints, docs.offsets,
-                          docs.data, n_chunks(g.n_groups))
+    with KERNEL_LOCK:
+        r, o = find_duplicate(g.offsets, g.perm, g.has_perm, docs.mode, docs.ints, docs.offsets,
+                              docs.data, n_chunks(g.n_groups))
     return int(r), int(o)

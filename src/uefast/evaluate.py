@@ -94,7 +94,9 @@ def evaluate(
         column that is not a key or the label), or a ``system`` column with one ``score`` column.
         TREC style (``qrels`` given): columns ``qid``, ``docid``, ``score``, optional ``system``.
         Any of: pyarrow Table / RecordBatchReader, polars DataFrame / LazyFrame, pandas DataFrame,
-        Parquet path, dict of columns.
+        Parquet path, dict of columns. A RecordBatchReader, an iterator of record batches, a
+        ``pyarrow.dataset`` or a Parquet path larger than 1 GiB is *streamed* query by query with
+        bounded memory (:func:`uefast.streaming.evaluate_stream`; rows must be clustered by qid).
     qrels
         ``qid``, ``docid``, ``label``. Retrieved-but-unjudged documents count as label 0; relevant
         documents that were not retrieved still count in Np and in the ideal ranking (trec_eval).
@@ -137,6 +139,15 @@ def evaluate(
     _check_choice("negative_labels", negative_labels, _NEGATIVE)
     if isinstance(rel_level, bool) or not isinstance(rel_level, (int, np.integer)) or rel_level < 1:
         raise InputError(f"`rel_level` must be an integer >= 1, got {rel_level!r}")
+    from uefast.streaming import evaluate_stream, is_streaming_source
+
+    if queries == "intersect" and is_streaming_source(run):
+        # RecordBatchReader, batch iterator, Parquet dataset or a Parquet file > 1 GiB: stream it
+        # query by query with bounded memory (identical results; uefast.streaming).
+        return evaluate_stream(run, qrels, measures, ue=ue, ties=ties, reb=reb,
+                               degenerate=degenerate, rel_level=rel_level, queries=queries,
+                               negative_labels=negative_labels, score_columns=score_columns,
+                               qid=qid, docid=docid, label=label, score=score, system=system)
     mlist = parse_measures(measures)
     names = dict(qid=qid, docid=docid, label=label, score=score, system=system)
     settings = dict(measures=[str(m) for m in mlist], ue=ue, ties=ties, reb=reb,

@@ -118,6 +118,8 @@ def run(args) -> int:
 
         print(describe_measures())
         return 0
+    if args.table and not args.run and not args.letor and _stream_path(args.table):
+        return _run_streaming(args)
     table, qrels, kw, source = _load(args)
     res = uefast.evaluate(table, qrels, args.measures, ue=args.ue, ties=args.ties, reb=args.reb,
                           degenerate=args.degenerate, rel_level=args.rel_level,
@@ -156,6 +158,46 @@ def run(args) -> int:
     finally:
         if out is not sys.stdout:
             out.close()
+    return 0
+
+
+def _stream_path(path: str) -> bool:
+    from uefast.streaming import is_streaming_source
+
+    low = path.lower()
+    return (low.endswith(".parquet") or os.path.isdir(path)) and is_streaming_source(path)
+
+
+def _run_streaming(args) -> int:
+    """Large Parquet input: stream it (bounded memory), per-query rows to --output if given."""
+    from uefast.errors import InputError
+    from uefast.streaming import evaluate_stream
+
+    qrels = None
+    if args.qrels:
+        from uefast.io import read_qrels
+
+        qrels = read_qrels(args.qrels)
+    if args.per_query and not (args.output and args.format == "parquet"):
+        raise InputError("streaming input (Parquet over the size threshold): per-query output needs "
+                         "--format parquet --output FILE")
+    out = args.output if args.per_query else None
+    means = evaluate_stream(args.table, qrels, args.measures, out=out, aggregate=not args.per_query,
+                            progress=sys.stderr.isatty(), ue=args.ue, ties=args.ties, reb=args.reb,
+                            degenerate=args.degenerate, rel_level=args.rel_level,
+                            queries=args.queries)
+    if out is None:
+        if args.format == "parquet":
+            if not args.output:
+                raise InputError("--format parquet needs --output FILE")
+            import pyarrow.parquet as pq
+
+            pq.write_table(means, args.output)
+        elif args.format == "tsv":
+            _write_tsv(means, sys.stdout)
+        else:
+            print("mean over queries:")
+            print(_text_table(means, None))
     return 0
 
 

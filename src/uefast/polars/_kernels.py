@@ -9,18 +9,24 @@ and no sort: every group's rows are its judged set (LETOR style), exactly what
 
 Thread safety: Polars calls ``f`` from its own worker threads, possibly several at once. Numba's
 default ``workqueue`` threading layer aborts the process when a ``parallel=True`` kernel is entered
-concurrently, so every kernel entry goes through :data:`KERNEL_LOCK` (the kernels use every core
-anyway, so serialising costs nothing but queueing).
+concurrently, so every kernel entry goes through :data:`uefast.engine.KERNEL_LOCK` (the kernels
+use every core anyway, so serialising costs nothing but queueing).
 """
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
-from uefast.engine import Grouping, duplicate_docid, judged_stats, plan_measures, rank_values
+from uefast.engine import (  # noqa: F401  (KERNEL_LOCK re-exported for adapters)
+    KERNEL_LOCK,
+    Grouping,
+    duplicate_docid,
+    judged_stats,
+    plan_measures,
+    rank_values,
+)
 from uefast.errors import InputError
 from uefast.inputs import NO_DOCIDS, docids, label_array, score_array
 from uefast.measures import Measure, parse_measures
@@ -28,8 +34,6 @@ from uefast.ue import degenerate_mask, ue_scores
 
 __all__ = ["KERNEL_LOCK", "Spec", "compute", "resolve_measures"]
 
-#: Held around every entry into the parallel Numba kernels from an adapter (Polars, streaming).
-KERNEL_LOCK = threading.RLock()
 _NO_PERM = np.zeros(1, np.int64)
 STATS = ("value", "iub", "reb", "ue_v1", "ue_v2", "n_rel")
 

@@ -148,7 +148,7 @@ def evaluate_stream(source: Any, qrels: Any = None,
     from uefast._progress import Progress
     from uefast.inputs import label_array, to_arrow
     from uefast.engine import group_keys
-    from uefast.polars._kernels import KERNEL_LOCK
+    from uefast.engine import KERNEL_LOCK
 
     if queries != "intersect":
         raise InputError("streaming supports queries='intersect' only; evaluate in memory for "

@@ -1,0 +1,66 @@
+"""`uefast evaluate` end to end: embedded sample, files, formats, streaming, exit codes."""
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from uefast.cli import main
+from uefast.sample import letor_sample
+
+
+def test_no_input_evaluates_the_embedded_sample(capsys):
+    assert main(["evaluate"]) == 0
+    out = capsys.readouterr().out
+    assert "embedded sample" in out and "per query:" in out and "mean over queries:" in out
+    assert "nDCG@10" in out and "AP" in out and "ue_v2" in out and "reb" in out
+
+
+def test_parquet_table_tsv_and_jsonl(tmp_path, capsys):
+    path = tmp_path / "s.parquet"
+    pq.write_table(letor_sample(), path)
+    assert main(["evaluate", str(path), "-m", "P@5", "ERR@10", "--format", "tsv"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].split("\t")[:3] == ["system", "measure", "n_queries"]
+    assert len(lines) == 1 + 4 * 2
+    assert main(["evaluate", str(path), "-m", "AP", "--per-query", "--format", "jsonl"]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert len(rows) == 4 * 60 and {"value", "iub", "reb", "ue_v1", "ue_v2"} <= set(rows[0])
+
+
+def test_parquet_output(tmp_path):
+    out = tmp_path / "o.parquet"
+    assert main(["evaluate", "--per-query", "--format", "parquet", "-o", str(out)]) == 0
+    assert pq.read_table(out).num_rows == 4 * 60 * 2
+
+
+def test_large_parquet_is_streamed(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "s.parquet"
+    pq.write_table(letor_sample(), path, row_group_size=100)
+    assert main(["evaluate", str(path), "--format", "tsv"]) == 0
+    in_memory = capsys.readouterr().out
+    monkeypatch.setenv("UEFAST_STREAMING_THRESHOLD", "1")
+    assert main(["evaluate", str(path), "--format", "tsv"]) == 0
+    streamed = capsys.readouterr().out
+    assert streamed.splitlines()[0] == in_memory.splitlines()[0]
+    a = [line.split("\t")[:3] for line in in_memory.splitlines()]
+    b = [line.split("\t")[:3] for line in streamed.splitlines()]
+    assert a == b
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["evaluate", "/nonexistent.parquet"], "file not found"),
+    (["evaluate", "-m", "Foo@10"], "unknown measure 'Foo'"),
+    (["evaluate", "--run", "x.run"], "--run needs --qrels"),
+    (["evaluate", "--scores", "a.txt"], "--scores needs --letor"),
+])
+def test_bad_input_exits_2_with_one_line(argv, msg, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert msg in err and len(err.splitlines()) == 1
+
+
+def test_list_measures(capsys):
+    assert main(["evaluate", "--list-measures"]) == 0
+    assert "nDCG" in capsys.readouterr().out
