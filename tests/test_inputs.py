@@ -199,3 +199,12 @@ def test_pandas_and_polars_trec_inputs():
     run, qrels = _trec()
     want = _values(uefast.evaluate(run, qrels))
     assert _values(uefast.evaluate(run.to_pandas(), pl.from_arrow(qrels))) == want
+
+
+@pytest.mark.parametrize("docs", [[5, 10**12, 7, 5 + 0, 9], ["a", "bb", "c", "a", "d"]])
+def test_duplicates_found_on_sparse_ints_and_strings(docs):
+    """Sparse integer docids take the hashed path, dense ones the direct table: both must find it."""
+    t = pa.table({"qid": [1] * 5, "docid": docs, "label": [0, 1, 0, 1, 0],
+                  "score": [0.5, 0.4, 0.3, 0.2, 0.1]})
+    with pytest.raises(InputError, match=r"duplicate docid .* rows 0 and 3"):
+        uefast.evaluate(t)

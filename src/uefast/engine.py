@@ -25,7 +25,7 @@ from uefast.kernels.ordering import TIE_DOCID, TIE_EXPECTED, TIE_INPUT
 from uefast.measures import GAIN_CODES, NORM_CODES, Measure
 
 __all__ = ["KERNEL_LOCK", "Grouping", "MeasurePlan", "JudgedStats", "group_keys", "group_codes", "plan_measures",
-           "judged_stats", "rank_values", "duplicate_docid", "TIE_MODES", "discounts"]
+           "judged_stats", "rank_values", "duplicate_docid", "TIE_MODES", "tables"]
 
 TIE_MODES = {"input": TIE_INPUT, "trec_eval": TIE_DOCID, "expected": TIE_EXPECTED}
 
@@ -154,9 +154,15 @@ def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "ex
                        int(ks.max()) if m else 0)
 
 
-def discounts(length: int) -> np.ndarray:
-    """d(i) = 1/log2(i+1) for i = 1..length (index i-1)."""
-    return 1.0 / np.log2(np.arange(2, length + 2, dtype=np.float64))
+def tables(length: int) -> np.ndarray:
+    """The kernels' lookup rows for positions up to ``length``: row 0 d(i) = 1/log2(i+1) at index
+    i-1; row 1 the discount prefix sums sum_{j<i} d(j) at index i; row 2 the harmonic numbers H_i."""
+    out = np.zeros((3, length + 1))
+    d = 1.0 / np.log2(np.arange(2, length + 2, dtype=np.float64))
+    out[0, :length] = d
+    np.cumsum(d, out=out[1, 1:])
+    np.cumsum(1.0 / np.arange(1, length + 1, dtype=np.float64), out=out[2, 1:])
+    return out
 
 
 @dataclass(frozen=True)
@@ -182,10 +188,10 @@ def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.
     nrel = np.zeros((nq, nm), np.int64)
     idcg = np.ones((nq, nm))
     nj = np.zeros(nq, np.int64)
-    disc = discounts(max(_max_group(joff), plan.max_cutoff, 1))
+    tabs = tables(max(_max_group(joff), plan.max_cutoff, 1))
     with KERNEL_LOCK:
         judged_pass(joff, jperm, has_jperm, jlab, int(max(max_label, 0)), plan.kinds, plan.ks,
-                    plan.gtypes, plan.rels, plan.fparams, plan.norms, plan.paper, disc,
+                    plan.gtypes, plan.rels, plan.fparams, plan.norms, plan.paper, tabs,
                     n_chunks(nq), out[0], out[1], nrel, idcg, nj)
     return JudgedStats(out[0], out[1], nrel, idcg, nj)
 
@@ -196,11 +202,11 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
     """Values ``[n_segments, n_measures]`` of every measure on every ranked segment."""
     nseg = len(offsets) - 1
     out = np.zeros((nseg, len(plan.measures)))
-    disc = discounts(max(_max_group(offsets), plan.max_cutoff, 1))
+    tabs = tables(max(_max_group(offsets), plan.max_cutoff, 1))
     with KERNEL_LOCK:
         ranking_pass(offsets, perm, has_perm, labels, scores, qref, TIE_MODES[ties], docs.mode,
                      docs.ints, docs.offsets, docs.data, plan.kinds, plan.ks, plan.gtypes,
-                     plan.rels, plan.fparams, plan.norms, judged.nrel, judged.idcg, disc,
+                     plan.rels, plan.fparams, plan.norms, judged.nrel, judged.idcg, tabs,
                      n_chunks(nseg), float(COUNTING_FACTOR), out)
     return out
 

@@ -61,7 +61,7 @@ def _row(perm, has_perm, i):
 
 @nb.njit(parallel=True, cache=True, nogil=True)
 def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels, fparams, norms,
-                paper, disc, nchunks, out_iub, out_reb, out_nrel, out_idcg, out_nj):
+                paper, tabs, nchunks, out_iub, out_reb, out_nrel, out_idcg, out_nj):
     """For each query q (judged rows ``joff[q]:joff[q+1]``) and measure m fill
     ``out_iub[q,m]``, ``out_reb[q,m]``, ``out_nrel[q,m]`` (Np at the measure's threshold) and
     ``out_idcg[q,m]`` (IDCG for nDCG, else 1); ``out_nj[q]`` = number of judged documents.
@@ -116,11 +116,11 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
                     out_idcg[q, m] = 1.0
                     continue
                 iub = measure_plain(kind, lab, n, ks[m], gtypes[m], rel, fparams[m], norms[m],
-                                    nrel, disc)
+                                    nrel, tabs)
                 reb = measure_tied(kind, lab, gend, ng, n, ks[m], gtypes[m], rel, fparams[m],
-                                   norms[m], nrel, disc, scratch)
+                                   norms[m], nrel, tabs, scratch)
                 if paper[m]:
-                    reb = paper_reb(kind, lab, n, ks[m], gtypes[m], rel, norms[m], nrel, disc, reb)
+                    reb = paper_reb(kind, lab, n, ks[m], gtypes[m], rel, norms[m], nrel, tabs, reb)
                 idcg = 1.0
                 if kind == K_NDCG:
                     idcg = iub
@@ -137,7 +137,7 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
 
 @nb.njit(parallel=True, cache=True, nogil=True)
 def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
-                 doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, disc,
+                 doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, tabs,
                  nchunks, counting_factor, out):
     """For each segment g (rows ``offsets[g]:offsets[g+1]``, query ``qref[g]``) rank the rows by
     score (descending, ``tie_mode``) and write every measure's value into ``out[g, m]``.
@@ -195,10 +195,10 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mo
                     continue
                 if tie_mode == TIE_EXPECTED:
                     v = measure_tied(kind, lab, gend, ng, n, ks[m], gtypes[m], rels[m],
-                                     fparams[m], norms[m], nrel, disc, scratch)
+                                     fparams[m], norms[m], nrel, tabs, scratch)
                 else:
                     v = measure_plain(kind, lab, n, ks[m], gtypes[m], rels[m], fparams[m],
-                                      norms[m], nrel, disc)
+                                      norms[m], nrel, tabs)
                 if kind == K_NDCG:
                     d = idcg_q[q, m]
                     v = v / d if d > 0.0 else 0.0

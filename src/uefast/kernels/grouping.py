@@ -113,7 +113,8 @@ def _same_doc(a, b, doc_mode, doc_int, doc_off, doc_data):
 def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data, nchunks):
     """Return ``(row, first_row)`` for the first duplicated docid within a group (input rows), or
     ``(-1, -1)``. Expected O(n): one open-addressing table per chunk whose slots are stamped with
-    the group number, so it never needs clearing between groups."""
+    the group number, so it never needs clearing between groups; integer docids spanning a range
+    smaller than the table index it directly (no hashing)."""
     nseg = offsets.shape[0] - 1
     found = np.full(nchunks, -1, np.int64)
     found_first = np.full(nchunks, -1, np.int64)
@@ -134,6 +135,27 @@ def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data
         for s in range(s0, s1):
             base = offsets[s]
             n = offsets[s + 1] - base
+            if doc_mode == DOC_INT and n > 0:
+                # dense integer docids (range < table size): index the table directly, no hashing
+                lo = doc_int[perm[base] if has_perm else base]
+                hi = lo
+                for i in range(1, n):
+                    v = doc_int[perm[base + i] if has_perm else base + i]
+                    lo = min(lo, v)
+                    hi = max(hi, v)
+                if hi - lo < size:
+                    for i in range(n):
+                        r = perm[base + i] if has_perm else base + i
+                        h = doc_int[r] - lo
+                        if slot_grp[h] == s:
+                            found[c] = r
+                            found_first[c] = slot_row[h]
+                            break
+                        slot_grp[h] = s
+                        slot_row[h] = r
+                    if found[c] >= 0:
+                        break
+                    continue
             for i in range(n):
                 r = perm[base + i] if has_perm else base + i
                 h = _hash_row(r, doc_mode, doc_int, doc_off, doc_data) & mask

@@ -18,6 +18,10 @@ The closed forms are checked against these routines and against brute-force enum
 Conventions (SPEC_math §0): ``k <= 0`` means no cutoff; K = min(k, n); P@k divides by k even when
 n < k; binary relevance is ``label >= rel``; negative labels count as 0. The routines allocate
 nothing (scratch space is passed in), so the same code can serve a GPU backend.
+
+``tabs`` holds three precomputed rows (see :func:`uefast.engine.tables`): ``tabs[0, i]`` = d(i+1) =
+1/log2(i+2), ``tabs[1, i]`` = sum_{j<i} d(j+1) (discount prefix sums) and ``tabs[2, i]`` = H_i (the
+harmonic numbers), so a tie group's contribution costs O(1) instead of O(group size).
 """
 from __future__ import annotations
 
@@ -60,18 +64,18 @@ def _theta(label, lmax):
 
 # --------------------------------------------------------------------------- DCG, rank-linear
 @_jit
-def dcg_plain(lab, n, k, gtype, disc):
+def dcg_plain(lab, n, k, gtype, tabs):
     """DCG@k = sum_{i<=K} g(l_i) / log2(i+1)."""
     K = _cut(k, n)
     s = 0.0
     for i in range(K):
         if lab[i] > 0:
-            s += gain(lab[i], gtype) * disc[i]
+            s += gain(lab[i], gtype) * tabs[0, i]
     return s
 
 
 @_jit
-def dcg_tied(lab, gend, ng, n, k, gtype, disc):
+def dcg_tied(lab, gend, ng, n, k, gtype, tabs):
     """Tie-aware DCG@k = sum_g mean_gain(T_g) * sum_{i in group g, i<=K} d(i)."""
     K = _cut(k, n)
     s = 0.0
@@ -84,9 +88,7 @@ def dcg_tied(lab, gend, ng, n, k, gtype, disc):
         for i in range(start, end):
             gs += gain(lab[i], gtype)
         if gs > 0.0:
-            ds = 0.0
-            for i in range(start, min(end, K)):
-                ds += disc[i]
+            ds = tabs[1, min(end, K)] - tabs[1, start]
             s += gs / (end - start) * ds
         start = end
     return s
@@ -176,9 +178,12 @@ def sp_plain(lab, n, k, rel):
 
 
 @_jit
-def sp_tied(lab, gend, ng, n, k, rel):
+def sp_tied(lab, gend, ng, n, k, rel, tabs):
     """Tie-aware SP@k (McSherry & Najork 2008; SPEC_math §5):
-    sum_g sum_{m=1..t_g, i=c_{g-1}+m<=K} (1/i) [ (r_g/t_g)(R_<g + 1) + (m-1) r_g(r_g-1)/(t_g(t_g-1)) ]."""
+    sum_g sum_{m=1..t_g, i=c_{g-1}+m<=K} (1/i) [ (r_g/t_g)(R_<g + 1) + (m-1) r_g(r_g-1)/(t_g(t_g-1)) ].
+
+    With a = (r/t)(R_<g + 1), b = r(r-1)/(t(t-1)) and the group starting after position s, each
+    term is b + (a - (s+1)b)/(s+m), so a group's L terms sum to b L + (a - (s+1)b)(H_{s+L} - H_s)."""
     K = _cut(k, n)
     s = 0.0
     start = 0
@@ -197,8 +202,8 @@ def sp_tied(lab, gend, ng, n, k, rel):
             b = 0.0
             if t > 1:
                 b = r * (r - 1.0) / (t * (t - 1.0))
-            for m in range(1, min(end, K) - start + 1):
-                s += (a + (m - 1) * b) / (start + m)
+            L = min(end, K) - start
+            s += b * L + (a - (start + 1.0) * b) * (tabs[2, start + L] - tabs[2, start])
         before += r
         start = end
     return s
@@ -304,10 +309,10 @@ def err_tied(lab, gend, ng, n, k, lmax, f):
 
 # --------------------------------------------------------------------------- dispatch
 @_jit
-def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, disc):
+def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
     """The raw value of measure ``kind`` on one fully ordered list (nDCG: DCG, caller divides)."""
     if kind == K_DCG or kind == K_NDCG:
-        return dcg_plain(lab, n, k, gtype, disc)
+        return dcg_plain(lab, n, k, gtype, tabs)
     if nrel == 0 and kind != K_P and kind != K_RBP:
         return 0.0
     if kind == K_P:
@@ -330,10 +335,10 @@ def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, disc):
 
 
 @_jit
-def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, disc, scratch):
+def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch):
     """The tie-aware (expected) raw value of measure ``kind`` given tie groups ``gend[0:ng]``."""
     if kind == K_DCG or kind == K_NDCG:
-        return dcg_tied(lab, gend, ng, n, k, gtype, disc)
+        return dcg_tied(lab, gend, ng, n, k, gtype, tabs)
     if nrel == 0 and kind != K_P and kind != K_RBP:
         return 0.0
     if kind == K_P:
@@ -343,9 +348,9 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, disc
     if kind == K_RPREC:
         return relcount_tied(lab, gend, ng, n, nrel, rel) / nrel
     if kind == K_SP:
-        return sp_tied(lab, gend, ng, n, k, rel)
+        return sp_tied(lab, gend, ng, n, k, rel, tabs)
     if kind == K_AP:
-        return sp_tied(lab, gend, ng, n, k, rel) / ap_denominator(norm, k, nrel)
+        return sp_tied(lab, gend, ng, n, k, rel, tabs) / ap_denominator(norm, k, nrel)
     if kind == K_RR:
         return rr_tied(lab, gend, ng, n, k, rel)
     if kind == K_ERR:
@@ -356,7 +361,7 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, disc
 
 
 @_jit
-def paper_reb(kind, lab, n, k, gtype, rel, norm, nrel, disc, exact):
+def paper_reb(kind, lab, n, k, gtype, rel, norm, nrel, tabs, exact):
     """The paper's REB (Santu & Feng 2022) where it gives one, else ``exact``.
 
     DCG family: mean gain * sum_{i<=k} d(i) (summed to k even when k > n; caller divides for nDCG).
@@ -368,10 +373,7 @@ def paper_reb(kind, lab, n, k, gtype, rel, norm, nrel, disc, exact):
         gs = 0.0
         for i in range(n):
             gs += gain(lab[i], gtype)
-        ds = 0.0
-        for i in range(kk):
-            ds += disc[i]
-        return gs / n * ds
+        return gs / n * tabs[1, kk]
     if kind == K_SP or kind == K_AP:
         if nrel == 0:
             return 0.0
