@@ -71,3 +71,22 @@ def test_compare_bad_input_exit_2(tmp_path, capsys, argv, match):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert match in err and len(err.strip().splitlines()) == 1
+
+
+def test_compare_trec_runs_directly(tmp_path, capsys):
+    """`uefast compare --run A B --qrels Q` evaluates the runs, then tests every pair."""
+    from uefast.cli import main as cli_main
+
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("".join(f"{q} 0 d{d} {int(d % 3 == 0)}\n" for q in range(1, 9) for d in range(10)))
+    for name, shift in (("a", 0), ("b", 1)):
+        lines = [f"{q} Q0 d{d} {r} {10 - r - shift * (d % 3 == 0)} {name}\n"
+                 for q in range(1, 9) for r, d in enumerate(range(10))]
+        (tmp_path / f"{name}.run").write_text("".join(lines))
+    argv = ["compare", "--run", str(tmp_path / "a.run"), str(tmp_path / "b.run"),
+            "--qrels", str(qrels), "--measure", "AP", "--method", "t", "--format", "tsv"]
+    assert cli_main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and out[1].split("\t")[:2] == ["a", "b"]
+    assert cli_main(argv[:4] + ["--measure", "AP"]) == 2  # --run without --qrels
+    assert "--run needs --qrels" in capsys.readouterr().err

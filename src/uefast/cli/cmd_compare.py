@@ -33,7 +33,12 @@ _TEXT_COLUMNS = (
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("input", help="per-query table: .parquet, .csv or .tsv")
+    parser.add_argument("input", nargs="?",
+                        help="per-query table (.parquet, .csv or .tsv, e.g. from "
+                             "`uefast evaluate --per-query`); or use --run/--qrels")
+    parser.add_argument("--run", nargs="+", metavar="FILE",
+                        help="TREC run files (one system each), evaluated first; needs --qrels")
+    parser.add_argument("--qrels", metavar="FILE", help="TREC qrels for --run")
     parser.add_argument("--measure", help="measure to compare (needed if the table has several)")
     parser.add_argument("--column", default="value",
                         help="value column: value, ue_v1, ue_v2, iub, reb (default: value)")
@@ -51,6 +56,24 @@ def add_arguments(parser) -> None:
     parser.add_argument("--missing", default="intersect", choices=("intersect", "zero", "error"),
                         help="queries missing for some system (default: intersect)")
     parser.add_argument("--format", default="text", choices=("text", "tsv", "jsonl"))
+
+
+def _input_table(args):
+    """The per-query long table: read it, or evaluate ``--run`` files against ``--qrels``."""
+    if args.run:
+        if not args.qrels:
+            raise InputError("--run needs --qrels")
+        if args.input:
+            raise InputError("give either a per-query table or --run/--qrels, not both")
+        if not args.measure:
+            raise InputError("--run needs --measure (e.g. --measure nDCG@10)")
+        import uefast
+        from uefast.io import read_qrels, read_run
+
+        return uefast.evaluate(read_run(args.run), read_qrels(args.qrels), [args.measure])
+    if not args.input:
+        raise InputError("give a per-query table or --run FILE... --qrels FILE")
+    return _load_long_table(args.input)
 
 
 def _load_long_table(path):
@@ -122,7 +145,7 @@ def _text(table) -> str:
 def run(args) -> int:
     from uefast.stats import all_pairs
 
-    table = _load_long_table(args.input)
+    table = _input_table(args)
     column = args.column
     if column not in table.column_names:
         raise InputError(f"`--column` {column!r} not in the input; columns are {table.column_names}")
