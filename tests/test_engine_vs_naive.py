@@ -189,3 +189,18 @@ def test_kernels_agree_across_thread_counts_and_layouts(ranking_path):
     strs = uefast.evaluate(s, measures=ms, ties="input")
     ints = uefast.evaluate(t, measures=ms, ties="input")
     assert strs.column("value").to_pylist() == ints.column("value").to_pylist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_closed_form_reb_equals_the_all_tied_run_on_large_queries(seed):
+    """measure_reb (closed forms) and measure_tied with one tie group are independent code paths:
+    they must agree for every measure on queries far too large to enumerate."""
+    rng = np.random.default_rng(seed)
+    queries = []
+    for _ in range(5):
+        n = int(rng.integers(1, 300))
+        labels = rng.choice([0, 0, 0, 1, 1, 2, 3, 4], size=n).tolist()
+        queries.append((labels, {"s": [1.0] * n}, None))
+    res = uefast.evaluate(letor_table(queries), measures=MEASURES, ties="expected")
+    for r in res.to_pylist():
+        assert r["value"] == pytest.approx(r["reb"], rel=1e-12, abs=1e-12), r["measure"]

@@ -19,7 +19,10 @@ import numpy as np
 
 from uefast.kernels.metrics import (
     K_NDCG,
+    gain,
+    measure_iub,
     measure_plain,
+    measure_reb,
     measure_tied,
     paper_reb,
 )
@@ -27,7 +30,6 @@ from uefast.kernels.ordering import (
     TIE_EXPECTED,
     rank_labels_by_counting,
     rank_segment,
-    single_group,
     tie_groups,
 )
 
@@ -66,9 +68,9 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
     ``out_iub[q,m]``, ``out_reb[q,m]``, ``out_nrel[q,m]`` (Np at the measure's threshold) and
     ``out_idcg[q,m]`` (IDCG for nDCG, else 1); ``out_nj[q]`` = number of judged documents.
 
-    IUB = the measure on the labels sorted descending; REB = its tie-aware value with all judged
-    documents in one tie group (exact expectation under a uniformly random order, SPEC_math §5),
-    or the paper's formula where ``paper`` is set and the paper has one.
+    IUB = the measure on the labels sorted descending; REB = its exact expectation under a
+    uniformly random order (closed forms, :func:`~uefast.kernels.metrics.measure_reb`), or the
+    paper's formula where ``paper`` is set and the paper has one.
     """
     nq = joff.shape[0] - 1
     nm = kinds.shape[0]
@@ -85,7 +87,10 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
             base = joff[q]
             n = joff[q + 1] - base
             out_nj[q] = n
-            # judged labels sorted descending (counting sort over the label range)
+            # judged labels sorted descending (counting sort over the label range) and the sums
+            # of their linear and exponential gains
+            gsum_lin = 0.0
+            gsum_exp = 0.0
             if nhist > 1:
                 for i in range(n):
                     v = jlab[_row(jperm, has_jperm, base + i)]
@@ -93,6 +98,9 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
                 o = 0
                 for v in range(nhist - 1, -1, -1):
                     cnt = hist[v]
+                    if cnt > 0:
+                        gsum_lin += cnt * gain(v, 0)
+                        gsum_exp += cnt * gain(v, 1)
                     for _ in range(cnt):
                         lab[o] = v
                         o += 1
@@ -101,8 +109,9 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
                 for i in range(n):
                     v = jlab[_row(jperm, has_jperm, base + i)]
                     lab[i] = v if v > 0 else 0
+                    gsum_lin += gain(lab[i], 0)
+                    gsum_exp += gain(lab[i], 1)
                 lab[:n] = -np.sort(-lab[:n])
-            ng = single_group(n, gend)
             for m in range(nm):
                 kind = kinds[m]
                 rel = rels[m]
@@ -115,10 +124,11 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
                     out_reb[q, m] = 0.0
                     out_idcg[q, m] = 1.0
                     continue
-                iub = measure_plain(kind, lab, n, ks[m], gtypes[m], rel, fparams[m], norms[m],
-                                    nrel, tabs)
-                reb = measure_tied(kind, lab, gend, ng, n, ks[m], gtypes[m], rel, fparams[m],
-                                   norms[m], nrel, tabs, scratch)
+                iub = measure_iub(kind, lab, n, ks[m], gtypes[m], rel, fparams[m], norms[m],
+                                  nrel, tabs)
+                gsum = gsum_exp if gtypes[m] == 1 else gsum_lin
+                reb = measure_reb(kind, lab, n, ks[m], gtypes[m], rel, fparams[m], norms[m],
+                                  nrel, tabs, gsum, gend, scratch)
                 if paper[m]:
                     reb = paper_reb(kind, lab, n, ks[m], gtypes[m], rel, norms[m], nrel, tabs, reb)
                 idcg = 1.0

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["gain", "measure_plain", "measure_tied", "paper_reb"]
+__all__ = ["gain", "measure_plain", "measure_tied", "measure_iub", "measure_reb", "paper_reb"]
 
 K_DCG, K_NDCG, K_P, K_R, K_RPREC, K_SP, K_AP, K_RR, K_ERR, K_RBP = range(10)
 NORM_REL, NORM_K, NORM_MIN = 0, 1, 2
@@ -165,7 +165,7 @@ def rbp_tied(lab, gend, ng, n, k, rel, p):
 
 # --------------------------------------------------------------------------- SP and AP
 @_jit
-def sp_plain(lab, n, k, rel):
+def sp_plain(lab, n, k, rel, tabs):
     """SP@k = sum_{i<=K} Prec(i) rel_i = sum over relevant i of (#relevant at or above i) / i."""
     K = _cut(k, n)
     s = 0.0
@@ -173,7 +173,7 @@ def sp_plain(lab, n, k, rel):
     for i in range(K):
         if lab[i] >= rel:
             c += 1
-            s += c / (i + 1.0)
+            s += c * (tabs[2, i + 1] - tabs[2, i])  # c / (i+1) without a division
     return s
 
 
@@ -322,9 +322,9 @@ def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
     if kind == K_RPREC:
         return relcount_plain(lab, n, nrel, rel) / nrel
     if kind == K_SP:
-        return sp_plain(lab, n, k, rel)
+        return sp_plain(lab, n, k, rel, tabs)
     if kind == K_AP:
-        return sp_plain(lab, n, k, rel) / ap_denominator(norm, k, nrel)
+        return sp_plain(lab, n, k, rel, tabs) / ap_denominator(norm, k, nrel)
     if kind == K_RR:
         return rr_plain(lab, n, k, rel)
     if kind == K_ERR:
@@ -358,6 +358,72 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs
     if kind == K_RBP:
         return rbp_tied(lab, gend, ng, n, k, rel, fparam)
     return np.nan
+
+
+@_jit
+def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
+    """IUB from the judged labels ``lab[0:n]`` sorted descending (the ideal ranking). Binary
+    measures in closed form (SPEC_math §2): P@k = min(Np,k)/k, R@k = min(Np,k)/Np, SP@k =
+    min(Np,K), AP = SP/denominator, RR = R-prec = 1; DCG, ERR and RBP by their plain routine on
+    the ideal ranking (nDCG: the caller divides by IDCG)."""
+    if kind == K_DCG or kind == K_NDCG or kind == K_ERR or kind == K_RBP:
+        return measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    K = _cut(k, n)
+    if kind == K_P:
+        return min(nrel, K) / k
+    if nrel == 0:
+        return 0.0
+    if kind == K_R:
+        return min(nrel, K) / nrel
+    if kind == K_SP:
+        return float(min(nrel, K))
+    if kind == K_AP:
+        return min(nrel, K) / ap_denominator(norm, k, nrel)
+    return 1.0  # RR, R-prec
+
+
+@_jit
+def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch):
+    """Exact REB, E[measure] over uniformly random orders of the n judged documents, in closed
+    form (SPEC_math §1-§2). a = Np/n, b = Np(Np-1)/(n(n-1)), K = min(k, n), ``gsum`` = sum of the
+    gains g(l) of the judged labels (for the measure's gain type):
+
+    DCG@k: gsum/n * sum_{i<=K} d(i)        P@k: K Np/(n k)       R@k: K/n      R-prec: Np/n
+    SP@k: bK + (a-b) H_K (AP: / its denominator)                RBP: a (1 - p^K)
+    RR@k: sum_{t=1..min(K,Nn+1)} [C(Nn,t-1)/C(n,t-1)] Np/(n-t+1)/t
+    ERR@k: sum_r (E_{r-1} - E_r)/r, E_m = e_m(y)/C(n,m), by the tie-aware routine's normalised DP
+    with one tie group (``gend``/``scratch`` are its buffers)."""
+    K = _cut(k, n)
+    if kind == K_DCG or kind == K_NDCG:
+        return gsum / n * tabs[1, K]
+    if kind == K_ERR:
+        gend[0] = n
+        return err_tied(lab, gend, 1, n, k, fparam, scratch)
+    if kind == K_P:
+        return K * nrel / (n * float(k))
+    if nrel == 0:
+        return 0.0
+    a = nrel / n
+    if kind == K_R:
+        return K / float(n)
+    if kind == K_RPREC:
+        return a
+    if kind == K_RBP:
+        return a * (1.0 - fparam ** K)
+    if kind == K_SP or kind == K_AP:
+        b = nrel * (nrel - 1.0) / (n * (n - 1.0)) if n > 1 else 0.0
+        sp = b * K + (a - b) * tabs[2, K]
+        if kind == K_SP:
+            return sp
+        return sp / ap_denominator(norm, k, nrel)
+    # RR: q_t = C(Nn, t-1)/C(n, t-1) = P(the first t-1 documents are all non-relevant)
+    nn = n - nrel
+    s = 0.0
+    q = 1.0
+    for t in range(1, min(K, nn + 1) + 1):
+        s += q * nrel / (n - t + 1.0) / t
+        q *= (nn - t + 1.0) / (n - t + 1.0)
+    return s
 
 
 @_jit

@@ -189,13 +189,6 @@ def tie_groups(keys, n, gend):
 
 
 @_jit
-def single_group(n, gend):
-    """One tie group holding all n documents (the random-ranking model of REB)."""
-    gend[0] = n
-    return 1
-
-
-@_jit
 def _insertion_desc(keys, idx, lo, hi):
     """Insertion sort of keys[lo:hi+1] descending (inclusive bounds), idx alongside."""
     for i in range(lo + 1, hi + 1):
