@@ -18,6 +18,7 @@ import numba as nb
 import numpy as np
 
 __all__ = ["TIE_INPUT", "TIE_DOCID", "TIE_EXPECTED", "DOC_NONE", "DOC_BYTES", "DOC_INT",
+           "COUNT_BY_INDEX", "COUNT_BY_KEY", "COUNT_NO_TIES", "rank_labels_by_counting",
            "docid_compare", "sort_segment", "rank_segment", "tie_groups"]
 
 TIE_INPUT, TIE_DOCID, TIE_EXPECTED = 0, 1, 2
@@ -261,16 +262,22 @@ def quicksort_desc(keys, idx, n, stack):
         hi = stack[top + 1]
 
 
-@_jit
-def rank_labels_by_counting(keys, lraw, n, lab):
-    """Ranked labels without sorting: every document with a positive label is placed at its rank
-    r_j = #{i : key_i > key_j} (valid while no positive document shares its score with another);
-    every other position holds 0 (which is all any measure needs of a label <= 0).
+COUNT_BY_INDEX, COUNT_BY_KEY, COUNT_NO_TIES = 0, 1, 2
 
-    O(n * N+) comparisons in a branch-free, vectorisable loop: cheaper than a sort when the number
-    N+ of positive labels is small relative to log2(n) * (sort cost / compare cost).
-    Returns False (and the caller sorts instead) as soon as a positive document shares its score:
-    heavily tied segments are cheaper to rank by sorting and fixing up the tie runs."""
+
+@_jit
+def rank_labels_by_counting(keys, lraw, n, lab, tie_by, dkey):
+    """Ranked labels without sorting: every document with a positive label is placed at its rank
+    r_j = #{i : key_i > key_j} + #{i : key_i == key_j and i ranks before j}; every other position
+    holds 0 (all that any measure needs of a label <= 0). "Ranks before" among equal scores:
+
+    * ``COUNT_BY_INDEX`` -- lower position first (input order);
+    * ``COUNT_BY_KEY``   -- larger ``dkey`` first (docid descending, when integer docids of equal
+      digit count make numeric order the byte order), then lower position;
+    * ``COUNT_NO_TIES``  -- not resolvable here: return False at the first tie (caller sorts).
+
+    O(n * N+) comparisons in branch-free, vectorisable loops: cheaper than a sort when the number
+    N+ of positive labels is small relative to log2(n) * (sort cost / compare cost)."""
     for i in range(n):
         lab[i] = 0
     for j in range(n):
@@ -278,14 +285,25 @@ def rank_labels_by_counting(keys, lraw, n, lab):
         if lj <= 0:
             continue
         kj = keys[j]
-        gt = 0
-        eq = 0
-        for i in range(n):
-            gt += keys[i] > kj
-            eq += keys[i] == kj
-        if eq > 1:
-            return False
-        lab[gt] = lj
+        r = 0
+        if tie_by == COUNT_BY_INDEX:
+            for i in range(n):
+                ki = keys[i]
+                r += (ki > kj) | ((ki == kj) & (i < j))
+        elif tie_by == COUNT_BY_KEY:
+            dj = dkey[j]
+            for i in range(n):
+                ki = keys[i]
+                di = dkey[i]
+                r += (ki > kj) | ((ki == kj) & ((di > dj) | ((di == dj) & (i < j))))
+        else:
+            eq = 0
+            for i in range(n):
+                r += keys[i] > kj
+                eq += keys[i] == kj
+            if eq > 1:
+                return False
+        lab[r] = lj
     return True
 
 
