@@ -102,6 +102,24 @@ def _atol(s: str, opt: str) -> int:
     return c_atol(s)
 
 
+def _read_inputs(qrels_path: str, run_path: str):
+    """Qrels index and scanned run, the two files read in parallel threads (both paths release
+    the GIL); a qrels error is reported first, as when they are read one after the other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from uefast.trec_eval.prepare import QrelsIndex, ScannedRun
+
+    with ThreadPoolExecutor(2) as ex:
+        fr = ex.submit(ScannedRun.scan, run_path, extra_columns="ignore")
+        fq = ex.submit(QrelsIndex.from_file, qrels_path)
+        try:
+            qi = fq.result()
+        except BaseException:
+            fr.cancel()
+            raise
+        return qi, fr.result()
+
+
 def main(argv: list[str]) -> int:
     """Run ``uefast trec_eval`` with trec_eval's argument list; returns the exit code."""
     opts, pos = _parse(argv)
@@ -162,19 +180,23 @@ def main(argv: list[str]) -> int:
     if max_docs is not None and max_docs < 0:
         max_docs = 0
 
-    from uefast.io import read_qrels, read_run
     from uefast.trec_eval import evaluate_trec, output as out_mod
 
-    qrels = read_qrels(pos[0])
-    run_t = read_run(pos[1], extra_columns="ignore")
-    res = evaluate_trec(run_t, qrels, measures, version=version, relevance_level=level, complete=complete,
-                        max_docs=max_docs, judged_only=judged, num_docs_in_coll=n_coll)
     extra = None
     if ue:
+        from uefast.io import read_qrels, read_run
         from uefast.trec_eval.ue import ue_extra
 
+        qrels = read_qrels(pos[0])
+        run_t = read_run(pos[1], extra_columns="ignore")
+        res = evaluate_trec(run_t, qrels, measures, version=version, relevance_level=level, complete=complete,
+                            max_docs=max_docs, judged_only=judged, num_docs_in_coll=n_coll)
         extra = ue_extra(res, run_t, qrels, relevance_level=level, complete=complete, max_docs=max_docs,
                          judged_only=judged)
+    else:
+        qi, scanned = _read_inputs(pos[0], pos[1])
+        res = evaluate_trec(scanned, qi, measures, version=version, relevance_level=level, complete=complete,
+                            max_docs=max_docs, judged_only=judged, num_docs_in_coll=n_coll)
     kw = dict(per_query=q, summary=summary, extra=extra)
     if fmt == "parquet":
         import pyarrow.parquet as pq

@@ -8,10 +8,7 @@ lines and lines whose first non-blank byte is ``#`` (trec_eval 10 comment lines)
 """
 from __future__ import annotations
 
-import gzip
 import os
-import zlib
-from pathlib import Path
 
 import numba as nb
 import numpy as np
@@ -22,29 +19,14 @@ from uefast.errors import InputError
 
 __all__ = ["read_bytes", "scan_fields", "gather_strings", "line_text", "parse_numbers"]
 
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
 def read_bytes(path: str | os.PathLike) -> np.ndarray:
     """Read a file (transparently gunzipping it when it starts with the gzip magic bytes).
 
     Returns a read-only ``uint8`` array.  Raises :class:`InputError` for a missing or empty file.
     """
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read file ({exc.strerror or exc})") from None
-    if raw[:2] == _GZIP_MAGIC:
-        try:
-            d = zlib.decompressobj(31)
-            out = d.decompress(raw)
-            if d.unused_data:  # multi-member gzip: let the gzip module handle it
-                out = gzip.decompress(raw)
-            raw = out
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"{p}: corrupt gzip data ({exc})") from None
-    return np.frombuffer(raw, dtype=np.uint8)
+    from uefast.io._fast import read_bytes as _read
+
+    return _read(path)
 
 
 @nb.njit(cache=True, nogil=True)

@@ -7,8 +7,9 @@ skipped as trec_eval 10 does):
 * qrels: ``qid iter docno rel``            (trec_eval's ``get_qrels.c``)
 
 Columns and error behaviour are documented in ``data_schemas/trec_run.md`` and
-``data_schemas/qrels.md``.  Parsing is one Numba pass over the bytes plus Arrow casts; no Python
-runs per line.
+``data_schemas/qrels.md``.  Run files take the fused scanner of :mod:`uefast.io._fast` (one Numba
+pass: fields, numbers, docno hashes, duplicate check); files it does not take as is, and qrels,
+take the general path: one Numba pass over the bytes plus Arrow casts.  No Python runs per line.
 """
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
+from uefast.io import _fast
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
-from uefast.io._scan import gather_strings, line_text, parse_numbers, read_bytes, scan_fields
+from uefast.io._scan import _gather, gather_strings, line_text, parse_numbers, read_bytes, scan_fields
 
 __all__ = ["read_run", "read_qrels", "RUN_SCHEMA", "QRELS_SCHEMA"]
 
@@ -79,6 +81,47 @@ def _check_unique(code: np.ndarray, qid: pa.Array, doc: pa.Array, p: _Parsed, wh
         raise p.error(int(j), f"{what} (first seen at {p.path}:{int(p.lineno[i])})")
 
 
+def _ascii_strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
+    """Arrow strings of byte ranges already known to be ASCII (no UTF-8 validation needed)."""
+    data, offsets = _gather(buf, starts, ends)
+    n = starts.size
+    if offsets[-1] < 2**31 - 1:
+        return pa.StringArray.from_buffers(n, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
+    return pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data)).cast(pa.string())
+
+
+def _read_run_fast(path: PathLike, sysname, extra_columns: str) -> pa.Table | None:
+    """One run file through the fused scanner (:func:`uefast.io._fast.scan_run`); ``None`` when
+    the file needs the general reader (an odd line, non-ASCII text, a number Arrow must judge and
+    refuses, a repeated (qid, docno) -- which may or may not be an error, depending on runids)."""
+    buf = _fast.read_bytes(path)
+    (ok, qs, qe, ds, de, dh, dw0, dw1, bits, slow_s, slow_r, _, _, rank, ys, ye) = _fast.scan_run(
+        buf, extra_columns != "ignore")
+    if not ok:
+        return None
+    score = bits.view(np.float64)
+    try:
+        if slow_r.size:
+            a, b = _fast.next_field(buf, de[slow_r])
+            v = pc.cast(pa.array([bytes(buf[x:y]).decode() for x, y in zip(a, b)], pa.string()), pa.int64())
+            rank[slow_r] = v.to_numpy(zero_copy_only=False)
+        if slow_s.size:
+            a, b = _fast.next_field(buf, de[slow_s])
+            a, b = _fast.next_field(buf, b)
+            v = pc.cast(pa.array([bytes(buf[x:y]).decode() for x, y in zip(a, b)], pa.string()), pa.float64())
+            score[slow_s] = v.to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    ok, _, _, _ = _fast.run_group(buf, qs, qe, ds, de, dh, dw0, dw1)
+    if not ok:
+        return None
+    n = qs.size
+    sys_col = (_ascii_strings(buf, ys, ye) if sysname is None
+               else pa.repeat(pa.scalar(str(sysname), pa.string()), n))
+    return pa.Table.from_arrays([_ascii_strings(buf, qs, qe), _ascii_strings(buf, ds, de), pa.array(score),
+                                 sys_col, pa.array(rank)], schema=RUN_SCHEMA)
+
+
 def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequence[str] | None = None,
              extra_columns: str = "error") -> pa.Table:
     """Read one or several TREC run files into one Arrow table.
@@ -119,9 +162,14 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
         systems = list(system)
         if len(systems) != len(paths):
             raise InputError(f"read_run: {len(paths)} files but {len(systems)} system names")
-    parsed, tables = [], []
+    parsed, tables, general = [], [], []
     layout = "qid Q0 docno rank score runid"
     for path, sysname in zip(paths, systems):
+        t = _read_run_fast(path, sysname, extra_columns)  # no repeated (qid, docno) in t
+        if t is not None:
+            tables.append(t)
+            parsed.append(str(path))
+            continue
         p = _parse(path, 6, min_fields=6, max_fields=6 if extra_columns == "error" else None, layout=layout)
         n = p.nfields.size
         score = parse_numbers(p.col(4), "float", path=p.path, what="score", buf=p.buf,
@@ -131,8 +179,10 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
         sys_col = p.col(5) if sysname is None else pa.repeat(pa.scalar(str(sysname), pa.string()), n)
         tables.append(pa.Table.from_arrays([p.col(0), p.col(2), pa.array(score), sys_col, pa.array(rank)],
                                            schema=RUN_SCHEMA))
-        parsed.append(p)
-    for t, p, sysname in zip(tables, parsed, systems):
+        parsed.append(p.path)
+        general.append((len(tables) - 1, p, sysname))
+    for k, p, sysname in general:
+        t = tables[k]
         n = t.num_rows
         code = (np.zeros(n, np.int64) if sysname is not None else
                 pc.dictionary_encode(t["system"].combine_chunks()).indices.to_numpy(zero_copy_only=False).astype(np.int64))
@@ -146,7 +196,7 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
         for name in ns:
             if name in seen:
                 raise InputError(
-                    f"{parsed[fi].path}: system name {name!r} is also used by {parsed[seen[name]].path}; "
+                    f"{parsed[fi]}: system name {name!r} is also used by {parsed[seen[name]]}; "
                     "pass `system=[...]` with one distinct name per file"
                 )
             seen[name] = fi

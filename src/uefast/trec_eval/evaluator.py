@@ -9,6 +9,9 @@ exp(mean log(max(x, 1e-5))); num_* are sums.
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,10 +21,10 @@ from uefast.errors import InputError
 from uefast.trec_eval import kernels_basic as kb
 from uefast.trec_eval import kernels_cut as kc
 from uefast.trec_eval import kernels_gain as kg
-from uefast.trec_eval.prepare import Prepared, QrelsIndex, prepare
+from uefast.trec_eval.prepare import Prepared, QrelsIndex, ScannedRun, prepare
 from uefast.trec_eval.registry import Selected, select_measures
 
-__all__ = ["Slot", "TrecEvalResult", "evaluate_trec", "VERSIONS"]
+__all__ = ["Slot", "TrecEvalResult", "evaluate_trec", "evaluate_trec_files", "VERSIONS"]
 
 VERSIONS = ("10.0", "9.0.8")
 
@@ -52,7 +55,8 @@ def _seq_sum(x: np.ndarray) -> float:
     return float(np.cumsum(x, dtype=np.float64)[-1]) if len(x) else 0.0
 
 
-def evaluate_trec(run: pa.Table, qrels: pa.Table | QrelsIndex, measures: list[str] | None = None, *,
+def evaluate_trec(run: pa.Table | ScannedRun | str | os.PathLike, qrels: pa.Table | QrelsIndex | str | os.PathLike,
+                  measures: list[str] | None = None, *,
                   version: str = "10.0", relevance_level: int = 1, complete: bool = False,
                   max_docs: int | None = None, judged_only: bool = False, num_docs_in_coll: int = 0,
                   runid: str | None = None) -> TrecEvalResult:
@@ -63,7 +67,16 @@ def evaluate_trec(run: pa.Table, qrels: pa.Table | QrelsIndex, measures: list[st
     ``judged_only`` (``-J``), ``num_docs_in_coll`` (``-N``).  ``run`` needs ``qid``, ``docid``,
     ``score``; ``qrels`` ``qid``, ``docid``, ``label`` (or a prebuilt :class:`QrelsIndex`).
     ``runid`` defaults to the run's last ``system`` value (trec_eval prints the last line's runid).
+
+    ``run`` / ``qrels`` may also be file paths (plain or gzip): they are then read by the fused
+    fast path (:meth:`ScannedRun.scan`, :meth:`QrelsIndex.from_file`; run lines with more than six
+    fields are accepted, as trec_eval does), with the same errors as :func:`uefast.io.read_run` /
+    :func:`uefast.io.read_qrels`.
     """
+    if isinstance(qrels, (str, os.PathLike)):
+        qrels = QrelsIndex.from_file(qrels)
+    if isinstance(run, (str, os.PathLike)):
+        run = ScannedRun.scan(run)
     if version not in VERSIONS:
         raise InputError(f"trec_eval version must be one of {VERSIONS}, got {version!r}")
     sel = select_measures(list(measures or []), version)
@@ -74,9 +87,39 @@ def evaluate_trec(run: pa.Table, qrels: pa.Table | QrelsIndex, measures: list[st
     if len(prep.qids) == 0:
         raise InputError("no topics with both results and relevance info")
     if runid is None:
-        runid = str(run["system"][-1]) if "system" in run.column_names and run.num_rows else "run"
+        if isinstance(run, ScannedRun) and run.table is None:
+            runid = run.runid
+        else:
+            t = run.table if isinstance(run, ScannedRun) else run
+            runid = str(t["system"][-1]) if "system" in t.column_names and t.num_rows else "run"
     return TrecEvalResult(runid, prep.qids, _compute(sel, prep, version, relevance_level, complete,
                                                      num_docs_in_coll, runid), prep)
+
+
+def evaluate_trec_files(qrels: QrelsIndex | pa.Table | str | os.PathLike,
+                        runs: Sequence[str | os.PathLike], measures: list[str] | None = None, *,
+                        workers: int | None = None, **options) -> list[TrecEvalResult]:
+    """:func:`evaluate_trec` for several run files against one qrels, files processed in
+    parallel threads (gunzip, the fused scan, the join and the sort release the GIL).
+
+    ``workers`` defaults to the number of usable CPUs; ``options`` are those of
+    :func:`evaluate_trec`.  Results come in the order of ``runs``; the first failing file (in
+    that order) raises.
+    """
+    qi = qrels if isinstance(qrels, QrelsIndex) else (
+        QrelsIndex.from_file(qrels) if isinstance(qrels, (str, os.PathLike)) else QrelsIndex.build(qrels))
+    runs = list(runs)
+    if workers is None:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    n = max(1, min(workers, len(runs)))
+
+    def one(path):
+        return evaluate_trec(ScannedRun.scan(path), qi, measures, **options)
+
+    if n == 1:
+        return [one(p) for p in runs]
+    with ThreadPoolExecutor(n) as ex:
+        return list(ex.map(one, runs))
 
 
 def _compute(sel: list[Selected], p: Prepared, version: str, level: int, complete: bool,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pyarrow as pa
 
 __all__ = ["rows", "format_text", "format_tsv", "format_jsonl", "to_table"]
@@ -54,10 +55,36 @@ def rows(result, *, per_query: bool, summary: bool = True, extra=None):
                     yield name, "all", "float", sm
 
 
+def _column(s) -> list[str]:
+    """Per-topic values of one slot, formatted as trec_eval prints them."""
+    v = s.per_query
+    if s.fmt == "float":
+        arr = np.asarray(v, dtype=np.float64)
+        out = ["%6.4f" % x for x in arr.tolist()]
+        for i in np.flatnonzero(~np.isfinite(arr)).tolist():
+            out[i] = _f(float(arr[i]))
+        return out
+    if s.fmt == "long":
+        return [str(int(x)) for x in (v.tolist() if isinstance(v, np.ndarray) else v)]
+    if s.measure == "relstring":
+        return [f"'{x}'" for x in v]
+    return [str(x) for x in v]
+
+
 def format_text(result, *, per_query: bool, summary: bool = True, extra=None) -> str:
     """trec_eval's text output (see module docstring)."""
-    return "".join(f"{name:<22}\t{qid}\t{_fmt(fmt, v)}\n"
-                   for name, qid, fmt, v in rows(result, per_query=per_query, summary=summary, extra=extra))
+    if extra:
+        return "".join(f"{name:<22}\t{qid}\t{_fmt(fmt, v)}\n"
+                       for name, qid, fmt, v in rows(result, per_query=per_query, summary=summary, extra=extra))
+    out = []
+    if per_query:  # column-wise formatting, then interleave topic by topic
+        cols = [(f"{s.name:<22}\t", _column(s)) for s in result.slots if s.per_query is not None]
+        for qi, qid in enumerate(result.qids):
+            for prefix, vals in cols:
+                out.append(f"{prefix}{qid}\t{vals[qi]}\n")
+    out.extend(f"{name:<22}\t{qid}\t{_fmt(fmt, v)}\n"
+               for name, qid, fmt, v in rows(result, per_query=False, summary=summary))
+    return "".join(out)
 
 
 def _plain(fmt, v):

@@ -5,8 +5,15 @@ descending, ties broken by docno descending (``strcmp``); the rank column is ign
 first ``-M`` docs are kept; with ``-J`` unjudged docs are then dropped.  Each doc gets its qrels
 label, ``-1`` if the topic's qrels do not list it, ``-2`` if its label is negative (pooled but
 unjudged).  Topics are evaluated in ``strcmp`` order of qid; topics without qrels are ignored;
-qrels topics without results are skipped unless ``-c``.  Everything is vectorised (NumPy sorts and
-``searchsorted``); no Python runs per document or per topic.
+qrels topics without results are skipped unless ``-c``.
+
+No Python runs per document or per topic: Numba kernels (:mod:`uefast.io._fast`) group the run by
+topic, join it to per-topic open-addressing hash tables of the qrels (docnos of up to 16 bytes
+compared as two 64-bit words, longer ones byte by byte), and rank it (runs are usually already
+sorted by score within a topic: that is checked, and only runs of tied scores are sorted, by docno
+bytes).  :class:`ScannedRun` feeds the same kernels straight from a run file's bytes (no Arrow
+columns); a table input uses its string buffers.  Inputs with NaN scores or a repeated docno take
+the general path below (NumPy ``lexsort``, exact trec_eval duplicate check).
 """
 from __future__ import annotations
 
@@ -17,10 +24,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
-from uefast.io._hash import first_duplicate, hash_keys, lookup, str_buffers
+from uefast.io import _fast
+from uefast.io._hash import first_duplicate, hash_keys, str_buffers
 from uefast.trec_eval.ordering import rank_order
 
-__all__ = ["QrelsIndex", "Prepared", "prepare"]
+__all__ = ["QrelsIndex", "Prepared", "ScannedRun", "prepare"]
 
 
 def _col(table: pa.Table, name: str) -> pa.Array:
@@ -38,21 +46,59 @@ def _as_str(arr: pa.Array) -> pa.Array:
     return pc.cast(arr, pa.string())
 
 
+def _intern_sorted(data, starts, ends):
+    """Topic codes in byte (strcmp) order of the distinct strings ``data[starts:ends]``."""
+    code0, first = _fast.intern_rows(data, starts, ends)
+    uniq = [bytes(data[starts[f]:ends[f]]) for f in first]
+    order = sorted(range(len(uniq)), key=uniq.__getitem__)
+    remap = np.empty(len(uniq), np.int64)
+    remap[np.asarray(order, np.int64)] = np.arange(len(uniq))
+    return remap[code0], [uniq[k] for k in order]
+
+
 @dataclass
 class QrelsIndex:
-    """Qrels sorted for lookups: topics in byte order, (topic, doc) keys sorted, label counts."""
+    """Qrels indexed for lookups: topics in byte order (with a qid -> topic code hash table),
+    rows grouped by topic with one open-addressing docno table per topic, label counts per topic.
+    Build it from a table (:meth:`build`) or straight from a file (:meth:`from_file`)."""
 
     qids: pa.Array            # sorted unique topic ids (string)
-    docs: pa.Array            # unique docids of the qrels (string)
-    keys: np.ndarray          # sorted qcode * n_docs + dcode
-    labels: np.ndarray        # labels aligned with keys
     rel_levels: np.ndarray    # (n_topics, max_label + 1) counts of labels >= 0
-    h_sorted: np.ndarray = None   # hash(qcode, docid) of qrels rows, sorted
-    h_order: np.ndarray = None
-    row_code: np.ndarray = None   # qcode per qrels row
-    doc_off: np.ndarray = None
-    doc_data: np.ndarray = None
-    row_label: np.ndarray = None
+    row_code: np.ndarray      # topic code per qrels row (rows grouped by topic)
+    row_label: np.ndarray     # label per qrels row
+    doc_data: np.ndarray      # bytes holding the docnos; row i is doc_data[doc_start[i]:doc_end[i]]
+    doc_start: np.ndarray
+    doc_end: np.ndarray
+    table: np.ndarray         # per-topic hash tables (docno -> row), 3 words a slot (io._fast.build_topic_tables)
+    slot_start: np.ndarray    # topic t owns slots slot_start[t]:slot_start[t+1]
+    t_data: np.ndarray        # topic table (qid bytes -> topic code)
+    t_start: np.ndarray
+    t_end: np.ndarray
+    t_slots: np.ndarray
+    t_keys: np.ndarray
+
+    @classmethod
+    def _from_rows(cls, q_data, qs, qe, d_data, ds, de, label, *, on_dup):
+        q_data, d_data = _fast.readonly(q_data), _fast.readonly(d_data)
+        qc, uniq = _intern_sorted(q_data, qs, qe)
+        nq = len(uniq)
+        perm, row_start, g_data, g_s, g_e = _fast.group_rows(qc, nq, d_data, ds, de)
+        g_data = _fast.readonly(g_data)
+        table, soff, dup = _fast.build_topic_tables(row_start, g_data, g_s, g_e)
+        if dup >= 0:
+            return on_dup()
+        top = max(int(label.max()), 0)
+        pos = label >= 0
+        rl = np.bincount(qc[pos] * (top + 1) + label[pos], minlength=nq * (top + 1)).reshape(nq, top + 1)
+        t_len = np.fromiter((len(u) for u in uniq), np.int64, nq)
+        t_end = np.cumsum(t_len)
+        t_start = t_end - t_len
+        t_data = np.frombuffer(b"".join(uniq), np.uint8)
+        t_slots, t_keys, _ = _fast.build_table(np.zeros(nq, np.int64), _fast.fnv_rows(t_data, t_start, t_end),
+                                               t_data, t_start, t_end, _fast._cap(nq))
+        qids = pa.array([u.decode("utf-8") for u in uniq], pa.string())
+        return cls(qids, rl.astype(np.int64), qc[perm], label[perm], g_data, g_s, g_e, table, soff,
+                   t_data, t_start, t_end, t_slots, t_keys)
 
     @classmethod
     def build(cls, qrels: pa.Table) -> "QrelsIndex":
@@ -62,27 +108,49 @@ class QrelsIndex:
         label = np.asarray(_col(qrels, "label").to_numpy(zero_copy_only=False), dtype=np.int64)
         if len(qid) == 0:
             raise InputError("qrels are empty")
-        uq = pc.unique(qid)
-        qids = uq.take(pc.sort_indices(uq))
-        docs = pc.unique(doc)
-        qc = pc.index_in(qid, value_set=qids).to_numpy(zero_copy_only=False).astype(np.int64)
-        dc = pc.index_in(doc, value_set=docs).to_numpy(zero_copy_only=False).astype(np.int64)
-        key = qc * len(docs) + dc
-        order = np.argsort(key, kind="stable")
-        keys = key[order]
-        dup = np.flatnonzero(keys[1:] == keys[:-1])
-        if dup.size:
-            r = int(order[dup[0] + 1])
+        qo, qd = str_buffers(qid)
+        do, dd = str_buffers(doc)
+
+        def dup_error():
+            uq = pc.unique(qid)
+            qids = uq.take(pc.sort_indices(uq))
+            docs = pc.unique(doc)
+            qc = pc.index_in(qid, value_set=qids).to_numpy(zero_copy_only=False).astype(np.int64)
+            dc = pc.index_in(doc, value_set=docs).to_numpy(zero_copy_only=False).astype(np.int64)
+            key = qc * len(docs) + dc
+            order = np.argsort(key, kind="stable")
+            keys = key[order]
+            r = int(order[np.flatnonzero(keys[1:] == keys[:-1])[0] + 1])
             raise InputError(f"qrels: topic {qid[r].as_py()!r} judges docno {doc[r].as_py()!r} twice")
-        lab = label[order]
-        top = max(int(label.max()), 0)
-        rl = np.zeros((len(qids), top + 1), np.int64)
-        pos = lab >= 0
-        np.add.at(rl, (qc[order][pos], lab[pos]), 1)
-        off, data = str_buffers(doc)
-        h = hash_keys(qc, off, data, np.zeros(len(doc) + 1, np.int64), np.zeros(0, np.uint8))
-        ho = np.argsort(h, kind="stable")
-        return cls(qids, docs, keys, lab, rl, h[ho], ho.astype(np.int64), qc, off, data, label)
+
+        return cls._from_rows(qd, qo[:-1], qo[1:], dd, do[:-1], do[1:], label, on_dup=dup_error)
+
+    @classmethod
+    def from_file(cls, path) -> "QrelsIndex":
+        """Read and index a qrels file in one fused scan; anything unusual (bad line, non-ASCII
+        text, duplicate judgment) goes through :func:`uefast.io.read_qrels` and its errors."""
+        from uefast.io import read_qrels
+
+        def general():
+            return cls.build(read_qrels(path))
+
+        buf = _fast.read_bytes(path)
+        ok, qs, qe, ds, de, label, slow = _fast.scan_qrels(buf)
+        if not ok:
+            return general()
+        if slow.size:
+            strs = [bytes(buf[ds_:de_]).decode() for ds_, de_ in zip(*_field_after(buf, de[slow]))]
+            try:
+                label = label.copy()
+                label[slow] = pc.cast(pa.array(strs, pa.string()), pa.int64()).to_numpy(zero_copy_only=False)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return general()
+        return cls._from_rows(buf, qs, qe, buf, ds, de, label, on_dup=general)
+
+
+def _field_after(buf, ends):
+    """(starts, ends) of the field following each position in ``ends`` (slow-path numbers)."""
+    return _fast.next_field(buf, np.ascontiguousarray(ends, np.int64))
 
 
 @dataclass
@@ -108,29 +176,44 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
     changes tie-breaking); ``bogus_missing`` gives qrels topics absent from the run a ranking of
     one unjudged doc, as trec_eval 10 does with ``-c``.
     """
+    if isinstance(run, ScannedRun):
+        return run.prepare(qi, float32_scores=float32_scores, max_docs=max_docs, judged_only=judged_only,
+                           complete=complete, bogus_missing=bogus_missing, level=level)
     qid = _as_str(_col(run, "qid"))
     doc = _as_str(_col(run, "docid"))
     score = np.asarray(_col(run, "score").to_numpy(zero_copy_only=False), dtype=np.float64)
     if float32_scores:
         score = score.astype(np.float32).astype(np.float64)
-    qc = pc.index_in(qid, value_set=qi.qids).to_numpy(zero_copy_only=False)
-    keep = ~np.isnan(qc)
-    nq = len(qi.qids)
-    if not keep.all():
-        idx = np.flatnonzero(keep)
+    qo, qd = str_buffers(qid)
+    if not np.isnan(score).any():  # the fast path's kernels on the table's string buffers
+        do, dd = str_buffers(doc)
+        buf = _fast.readonly(np.concatenate((qd, dd)))
+        score = score if score.flags.writeable else score.copy()
+        qs, qe, ds, de = qo[:-1], qo[1:], do[:-1] + qd.size, do[1:] + qd.size
+        dh, dw0, dw1 = _fast.dkey_rows(buf, ds, de)
+        ok, first, cnt, byr = _fast.run_group(buf, qs, qe, ds, de, dh, dw0, dw1)
+        if ok:  # no repeated (qid, docno): else the exact checks below
+            order, counts, r, _ = _fast.run_index(
+                buf, qs, qe, ds, de, dh, dw0, dw1, first, cnt, byr, score, len(qi.qids), qi.t_data, qi.t_start,
+                qi.t_end, qi.t_slots, qi.t_keys, qi.table, qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end)
+            qc_s = np.repeat(np.arange(len(qi.qids), dtype=np.int64), counts)
+            return _finish(qi, qc_s, r[order], counts, max_docs=max_docs, judged_only=judged_only,
+                           complete=complete, bogus_missing=bogus_missing, level=level)
+    qc = _fast.topic_codes(_fast.readonly(qd), qo[:-1], qo[1:], qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys)
+    idx = np.flatnonzero(qc >= 0)
+    if idx.size < qc.size:
         qc, score = qc[idx], score[idx]
         doc = doc.take(pa.array(idx))
-    qc = qc.astype(np.int64)
     doff, ddata = str_buffers(doc)
     empty_off, empty = np.zeros(len(doc) + 1, np.int64), np.zeros(0, np.uint8)
     h = hash_keys(qc, doff, ddata, empty_off, empty)
     i, j = first_duplicate(h, qc, doff, ddata, empty_off, empty)
     order = rank_order(qc, score, doff, ddata)
     qc_s = qc[order]
-    counts = np.bincount(qc_s, minlength=nq)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    rank_in_q = np.arange(qc_s.size) - starts[qc_s]
+    counts = np.bincount(qc_s, minlength=len(qi.qids))
     if j >= 0:  # trec_eval: "duplicate docs" (checked among the first -M docs only)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        rank_in_q = np.arange(qc_s.size) - starts[qc_s]
         inv = np.empty_like(order)
         inv[order] = np.arange(order.size)
         lim = max_docs if max_docs is not None else np.iinfo(np.int64).max
@@ -138,17 +221,28 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
             raise InputError(f"run: docno {doc[int(j)].as_py()!r} retrieved twice for topic "
                              f"{qi.qids[int(qc[j])].as_py()!r}")
     # relevance lookup (hash join on (topic, docno), verified bytewise)
-    r = lookup(h, qc, doff, ddata, qi.h_sorted, qi.h_order, qi.row_code, qi.doc_off, qi.doc_data)[order]
-    rel = np.where(r >= 0, qi.row_label[np.maximum(r, 0)], -1)
-    rel = np.where((r >= 0) & (rel < 0), -2, rel)
-    sel = np.ones(qc_s.size, bool)
+    ds, de = doff[:-1], doff[1:]
+    r = _fast.probe_topic_rows(qc, _fast.readonly(ddata), ds, de, qi.table, qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end)
+    return _finish(qi, qc_s, r[order], counts, max_docs=max_docs, judged_only=judged_only, complete=complete,
+                   bogus_missing=bogus_missing, level=level)
+
+
+def _finish(qi: QrelsIndex, qc_s: np.ndarray, r: np.ndarray, counts: np.ndarray, *, max_docs, judged_only,
+            complete, bogus_missing, level) -> Prepared:
+    """Ranked rows (topic codes ``qc_s``, qrels rows ``r``, -1 unjudged) -> :class:`Prepared`."""
+    nq = len(qi.qids)
+    lab = qi.row_label[np.maximum(r, 0)]
+    rel = np.where(r >= 0, np.where(lab < 0, -2, lab), -1)
+    sel = None
     if max_docs is not None:
-        sel &= rank_in_q < max_docs
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        rank_in_q = np.arange(qc_s.size) - starts[qc_s]
+        sel = rank_in_q < max_docs
     if judged_only:
-        sel &= rel >= 0
+        sel = rel >= 0 if sel is None else sel & (rel >= 0)
     has_results = counts > 0
     evaluated = has_results | complete if bogus_missing else has_results
-    rel_k, qc_k = rel[sel], qc_s[sel]
+    rel_k, qc_k = (rel, qc_s) if sel is None else (rel[sel], qc_s[sel])
     bog = evaluated & ~has_results
     if bog.any():
         bq = np.flatnonzero(bog)
@@ -157,8 +251,9 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
         o = np.argsort(qc_k, kind="stable")
         qc_k, rel_k = qc_k[o], rel_k[o]
     ev = np.flatnonzero(evaluated)
-    n_per = np.bincount(qc_k, minlength=nq)[ev]
-    off = np.concatenate(([0], np.cumsum(n_per))).astype(np.int64)
+    n_per = (np.bincount(qc_k, minlength=nq) if sel is not None or bog.any() else counts)[ev]
+    off = np.zeros(ev.size + 1, np.int64)
+    np.cumsum(n_per, out=off[1:])
     rl = qi.rel_levels
     nz = rl > 0
     nrl_all = np.where(nz.any(axis=1), rl.shape[1] - np.argmax(nz[:, ::-1], axis=1), 0)
@@ -174,3 +269,78 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
         n_qrels_topics=nq,
         all_num_rel=all_num_rel,
     )
+
+
+class ScannedRun:
+    """A run file scanned by the fused fast path (:meth:`scan`): byte offsets of qid and docno,
+    docno hashes, scores, rows grouped by qid (repeated docnos checked).  When the file needs the
+    general reader (odd lines, non-ASCII text, NaN scores or numbers Arrow refuses, a repeated
+    docno), ``table`` holds what :func:`uefast.io.read_run` makes of it instead, and :meth:`scan`
+    raises exactly that reader's errors.
+    """
+
+    def __init__(self, path, extra_columns):
+        self.path = path
+        self.extra_columns = extra_columns
+        self.table: pa.Table | None = None
+
+    @classmethod
+    def scan(cls, path, *, extra_columns: str = "ignore") -> "ScannedRun":
+        self = cls(path, extra_columns)
+        buf = _fast.read_bytes(path)
+        ok, qs, qe, ds, de, dh, dw0, dw1, bits, slow_s, slow_r, rs, re_, _, _, _ = _fast.scan_run(
+            buf, extra_columns != "ignore")
+        score = bits.view(np.float64)
+        if ok and (slow_s.size or slow_r.size):
+            ok = self._slow_numbers(buf, de, score, slow_s, slow_r)
+        if ok and np.isnan(score).any():
+            ok = False
+        if ok:  # group rows by qid; a repeated (qid, docno) -> the general reader's error
+            ok, self.first, self.cnt, self.byr = _fast.run_group(buf, qs, qe, ds, de, dh, dw0, dw1)
+        if not ok:
+            return self._general()
+        self.buf, self.qs, self.qe, self.ds, self.de, self.score = buf, qs, qe, ds, de, score
+        self.dh, self.dw0, self.dw1 = dh, dw0, dw1
+        self.runid = bytes(buf[rs:re_]).decode("ascii")
+        return self
+
+    def _general(self) -> "ScannedRun":
+        from uefast.io import read_run
+
+        self.table = read_run(self.path, extra_columns=self.extra_columns)
+        return self
+
+    @staticmethod
+    def _slow_numbers(buf, de, score, slow_s, slow_r) -> bool:
+        """Numbers the fused parser leaves to Arrow (as the general reader parses them)."""
+        try:
+            if slow_r.size:
+                s, e = _fast.next_field(buf, de[slow_r])
+                pc.cast(pa.array([bytes(buf[a:b]).decode() for a, b in zip(s, e)], pa.string()), pa.int64())
+            if slow_s.size:
+                s, e = _fast.next_field(buf, de[slow_s])
+                s, e = _fast.next_field(buf, e)
+                v = pc.cast(pa.array([bytes(buf[a:b]).decode() for a, b in zip(s, e)], pa.string()), pa.float64())
+                score[slow_s] = v.to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return False
+        return True
+
+    @property
+    def num_rows(self) -> int:
+        return self.table.num_rows if self.table is not None else self.qs.size
+
+    def prepare(self, qi: QrelsIndex, *, float32_scores=False, max_docs=None, judged_only=False, complete=False,
+                bogus_missing=False, level=1) -> Prepared:
+        kw = dict(float32_scores=float32_scores, max_docs=max_docs, judged_only=judged_only, complete=complete,
+                  bogus_missing=bogus_missing, level=level)
+        if self.table is not None:
+            return prepare(self.table, qi, **kw)
+        score = self.score.astype(np.float32).astype(np.float64) if float32_scores else self.score
+        order, counts, r, _ = _fast.run_index(
+            self.buf, self.qs, self.qe, self.ds, self.de, self.dh, self.dw0, self.dw1, self.first, self.cnt,
+            self.byr, score, len(qi.qids), qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys, qi.table,
+            qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end)
+        qc_s = np.repeat(np.arange(len(qi.qids), dtype=np.int64), counts)
+        return _finish(qi, qc_s, r[order], counts, max_docs=max_docs, judged_only=judged_only,
+                       complete=complete, bogus_missing=bogus_missing, level=level)
