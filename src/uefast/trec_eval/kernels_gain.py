@@ -91,6 +91,17 @@ def _get_gain(r, levels, gains, ng):
     return 0.0
 
 
+@nb.njit(cache=True)
+def _advance_ideal(nat, cur, num_at, gains):
+    """Step the ideal ranking one position: ``nat`` counts positions used at gain level ``cur``
+    (of ``num_at[cur]`` documents); returns the new (nat, cur, gain at the position)."""
+    nat += 1
+    while cur >= 0 and nat > num_at[cur]:
+        nat = 1
+        cur -= 1
+    return nat, cur, (gains[cur] if cur >= 0 else 0.0)
+
+
 @nb.njit(cache=True, error_model="numpy")
 def ndcg(rel, off, rel_levels, nrl, t_lev, t_gain, t_cnt, t_size):
     """Per query ``(dcg, ideal_dcg)`` with discount log2(rank + 1) (``m_ndcg.c``); ndcg is
@@ -110,11 +121,7 @@ def ndcg(rel, off, rel_levels, nrl, t_lev, t_gain, t_cnt, t_size):
             rg = _get_gain(rel[off[q] + i], levels, gains, ng)
             if rg != 0:
                 rd += rg / math.log2(float(i + 2))
-            nat += 1
-            while cur >= 0 and nat > num_at[cur]:
-                nat = 1
-                cur -= 1
-                ig = gains[cur] if cur >= 0 else 0.0
+            nat, cur, ig = _advance_ideal(nat, cur, num_at, gains)
             if ig > 0.0:
                 idl += ig / math.log2(float(i + 2))
             i += 1
@@ -124,11 +131,7 @@ def ndcg(rel, off, rel_levels, nrl, t_lev, t_gain, t_cnt, t_size):
                 rd += rg / math.log2(float(i + 2))
             i += 1
         while ig > 0.0:
-            nat += 1
-            while cur >= 0 and nat > num_at[cur]:
-                nat = 1
-                cur -= 1
-                ig = gains[cur] if cur >= 0 else 0.0
+            nat, cur, ig = _advance_ideal(nat, cur, num_at, gains)
             if ig > 0.0:
                 idl += ig / math.log2(float(i + 2))
             i += 1
@@ -159,11 +162,7 @@ def ndcg_rel(rel, off, rel_levels, nrl, t_lev, t_gain, t_cnt, t_size):
             rg = _get_gain(rel[off[q] + i], levels, gains, ng)
             if rg != 0:
                 rd += rg / math.log2(float(i + 2))
-            nat += 1
-            while cur >= 0 and nat > num_at[cur]:
-                nat = 1
-                cur -= 1
-                ig = gains[cur] if cur >= 0 else 0.0
+            nat, cur, ig = _advance_ideal(nat, cur, num_at, gains)
             if ig > 0.0:
                 nr += 1
                 idl += ig / math.log2(float(i + 2))
@@ -180,11 +179,7 @@ def ndcg_rel(rel, off, rel_levels, nrl, t_lev, t_gain, t_cnt, t_size):
                 nrr += 1
             i += 1
         while ig > 0.0:
-            nat += 1
-            while cur >= 0 and nat > num_at[cur]:
-                nat = 1
-                cur -= 1
-                ig = gains[cur] if cur >= 0 else 0.0
+            nat, cur, ig = _advance_ideal(nat, cur, num_at, gains)
             if ig > 0.0:
                 nr += 1
                 idl += ig / math.log2(float(i + 2))
@@ -217,11 +212,7 @@ def rndcg(rel, off, rel_levels, nrl, num_rel, t_lev, t_gain, t_cnt, t_size):
         i = 0
         while i < n and ig > 0.0:
             rg = _get_gain(rel[off[q] + i], levels, gains, ng)
-            nat += 1
-            while cur >= 0 and nat > num_at[cur]:
-                nat = 1
-                cur -= 1
-                ig = gains[cur] if cur >= 0 else 0.0
+            nat, cur, ig = _advance_ideal(nat, cur, num_at, gains)
             if old != ig:
                 if idl > 0.0:
                     s += rd / idl
@@ -242,11 +233,7 @@ def rndcg(rel, off, rel_levels, nrl, num_rel, t_lev, t_gain, t_cnt, t_size):
                 s += rd / idl
                 nch += 1
         while ig > 0.0:
-            nat += 1
-            while cur >= 0 and nat > num_at[cur]:
-                nat = 1
-                cur -= 1
-                ig = gains[cur] if cur >= 0 else 0.0
+            nat, cur, ig = _advance_ideal(nat, cur, num_at, gains)
             if old != ig:
                 if idl > 0.0:
                     s += rd / idl
@@ -280,11 +267,7 @@ def g_measure(rel, off, rel_levels, nrl, t_lev, t_gain, t_cnt, t_size):
         while i < n and ig > 0.0:
             rgn = _get_gain(rel[off[q] + i], levels, gains, ng)
             sr += rgn
-            nat += 1
-            while cur >= 0 and nat > num_at[cur]:
-                nat = 1
-                cur -= 1
-                ig = gains[cur] if cur >= 0 else 0.0
+            nat, cur, ig = _advance_ideal(nat, cur, num_at, gains)
             if ig > 0.0:
                 si += ig
             if ig >= min_cost:
@@ -302,11 +285,7 @@ def g_measure(rel, off, rel_levels, nrl, t_lev, t_gain, t_cnt, t_size):
                 rg_sum += rgn / math.log2(2 + sc - sr)
             i += 1
         while ig > 0.0:
-            nat += 1
-            while cur >= 0 and nat > num_at[cur]:
-                nat = 1
-                cur -= 1
-                ig = gains[cur] if cur >= 0 else 0.0
+            nat, cur, ig = _advance_ideal(nat, cur, num_at, gains)
             if ig > 0.0:
                 si += ig
             i += 1
