@@ -204,3 +204,19 @@ def test_closed_form_reb_equals_the_all_tied_run_on_large_queries(seed):
     res = uefast.evaluate(letor_table(queries), measures=MEASURES, ties="expected")
     for r in res.to_pylist():
         assert r["value"] == pytest.approx(r["reb"], rel=1e-12, abs=1e-12), r["measure"]
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "input"])
+def test_scores_equal_in_float32_but_not_float64(ties, ranking_path):
+    """The counting path compares float32-rounded scores first; scores that differ only beyond
+    float32 precision (and true ties beside them) must still rank exactly as in float64."""
+    eps = 2.0 ** -40
+    scores = [1.0, 1.0 + eps, 1.0 + 2 * eps, 1.0, 0.5, 1.0 + eps, 2.0, 1e-50, 0.0, 3e39, 2e39]
+    labels = [1, 2, 0, 3, 1, 1, 0, 2, 1, 1, 2]
+    docs = [5, 3, 9, 1, 2, 7, 4, 8, 6, 11, 10]
+    t = letor_table([(labels, {"s": scores}, docs)])
+    res = {r["measure"]: r["value"] for r in uefast.evaluate(t, measures=MEASURES, ties=ties).to_pylist()}
+    order = naive.rank_trec_eval(scores, docs) if ties == "trec_eval" else naive.rank_input(scores)
+    for m in MEASURES:
+        assert res[str(m)] == pytest.approx(naive_value(m, [labels[i] for i in order], labels, 3),
+                                            abs=1e-12), m
