@@ -27,14 +27,7 @@ from uefast.kernels.metrics import (
     paper_reb,
 )
 from uefast.kernels.ordering import (
-    COUNT_BY_INDEX,
-    COUNT_BY_KEY,
-    COUNT_NO_TIES,
-    DOC_INT,
-    DOC_NONE,
-    TIE_DOCID,
     TIE_EXPECTED,
-    _ndigits,
     rank_labels_by_counting,
     rank_segment,
     tie_groups,
@@ -66,28 +59,6 @@ def _row(perm, has_perm, i):
     if has_perm:
         return perm[i]
     return i
-
-
-@nb.njit(cache=True, nogil=True)
-def _counting_ties(tie_mode, doc_mode, doc_int, rows, n, dkey):
-    """How :func:`rank_labels_by_counting` can order equal scores in this segment: by position
-    (input order, or trec_eval order without docids), by integer docid when every docid of the
-    segment is >= 0 with the same number of digits (then numeric order is strcmp order; ``dkey``
-    is filled), otherwise not at all (it falls back to sorting on the first tie)."""
-    if tie_mode != TIE_DOCID or doc_mode == DOC_NONE:
-        return COUNT_BY_INDEX
-    if doc_mode != DOC_INT or n == 0:
-        return COUNT_NO_TIES
-    lo = doc_int[rows[0]]
-    hi = lo
-    for i in range(n):
-        v = doc_int[rows[i]]
-        dkey[i] = v
-        lo = min(lo, v)
-        hi = max(hi, v)
-    if lo >= 0 and _ndigits(lo) == _ndigits(hi):
-        return COUNT_BY_KEY
-    return COUNT_NO_TIES
 
 
 @nb.njit(parallel=True, cache=True, nogil=True)
@@ -218,8 +189,8 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mo
                 npos += v > 0
             counted = False
             if tie_mode != TIE_EXPECTED and npos <= counting_factor * np.log2(n + 1.0):
-                tie_by = _counting_ties(tie_mode, doc_mode, doc_int, rows, n, dkey)
-                counted = rank_labels_by_counting(keys, lraw, n, lab, tie_by, dkey)
+                counted = rank_labels_by_counting(keys, lraw, n, lab, tie_mode, doc_mode, doc_int,
+                                                  rows, dkey)
             if not counted:
                 rank_segment(keys, idx, tk, ti, stack, n, tie_mode, rows, doc_mode, doc_int,
                              doc_off, doc_data)

@@ -266,20 +266,41 @@ COUNT_BY_INDEX, COUNT_BY_KEY, COUNT_NO_TIES = 0, 1, 2
 
 
 @_jit
-def rank_labels_by_counting(keys, lraw, n, lab, tie_by, dkey):
+def counting_ties(tie_mode, doc_mode, doc_int, rows, n, dkey):
+    """How :func:`rank_labels_by_counting` can order equal scores in this segment: by position
+    (input order, or trec_eval order without docids), by integer docid when every docid of the
+    segment is >= 0 with the same number of digits (then numeric order is strcmp order; ``dkey``
+    is filled), otherwise not at all (the caller sorts instead)."""
+    if tie_mode != TIE_DOCID or doc_mode == DOC_NONE:
+        return COUNT_BY_INDEX
+    if doc_mode != DOC_INT or n == 0:
+        return COUNT_NO_TIES
+    lo = doc_int[rows[0]]
+    hi = lo
+    for i in range(n):
+        v = doc_int[rows[i]]
+        dkey[i] = v
+        lo = min(lo, v)
+        hi = max(hi, v)
+    if lo >= 0 and _ndigits(lo) == _ndigits(hi):
+        return COUNT_BY_KEY
+    return COUNT_NO_TIES
+
+
+@_jit
+def rank_labels_by_counting(keys, lraw, n, lab, tie_mode, doc_mode, doc_int, rows, dkey):
     """Ranked labels without sorting: every document with a positive label is placed at its rank
     r_j = #{i : key_i > key_j} + #{i : key_i == key_j and i ranks before j}; every other position
-    holds 0 (all that any measure needs of a label <= 0). "Ranks before" among equal scores:
-
-    * ``COUNT_BY_INDEX`` -- lower position first (input order);
-    * ``COUNT_BY_KEY``   -- larger ``dkey`` first (docid descending, when integer docids of equal
-      digit count make numeric order the byte order), then lower position;
-    * ``COUNT_NO_TIES``  -- not resolvable here: return False at the first tie (caller sorts).
+    holds 0 (all that any measure needs of a label <= 0).
 
     O(n * N+) comparisons in branch-free, vectorisable loops: cheaper than a sort when the number
-    N+ of positive labels is small relative to log2(n) * (sort cost / compare cost)."""
+    N+ of positive labels is small relative to log2(n) * (sort cost / compare cost). Until a
+    document is found to share its score the loop counts only greater and equal scores; from the
+    first tie on, the tie policy (:func:`counting_ties`: input position, or same-width integer
+    docids; for other docids it returns False and the caller sorts) is applied in the same loop."""
     for i in range(n):
         lab[i] = 0
+    tie_by = -1  # unknown until the first tie; then every later document takes one fused loop
     for j in range(n):
         lj = lraw[j]
         if lj <= 0:
@@ -302,7 +323,17 @@ def rank_labels_by_counting(keys, lraw, n, lab, tie_by, dkey):
                 r += keys[i] > kj
                 eq += keys[i] == kj
             if eq > 1:
-                return False
+                tie_by = counting_ties(tie_mode, doc_mode, doc_int, rows, n, dkey)
+                if tie_by == COUNT_NO_TIES:
+                    return False
+                if tie_by == COUNT_BY_INDEX:
+                    for i in range(j):
+                        r += keys[i] == kj
+                else:
+                    dj = dkey[j]
+                    for i in range(n):
+                        di = dkey[i]
+                        r += (keys[i] == kj) & ((di > dj) | ((di == dj) & (i < j)))
         lab[r] = lj
     return True
 
