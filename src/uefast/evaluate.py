@@ -11,7 +11,6 @@ import pyarrow as pa
 from uefast import __version__
 from uefast.engine import (
     Grouping,
-    JudgedStats,
     group_codes,
     group_keys,
     judged_stats,
@@ -21,7 +20,6 @@ from uefast.engine import (
 )
 from uefast.errors import InputError
 from uefast.inputs import (
-    NO_DOCIDS,
     check_same_kind,
     column,
     docids,

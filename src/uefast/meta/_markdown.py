@@ -71,7 +71,7 @@ def _df(tables: dict[str, pa.Table], name: str) -> pl.DataFrame:
 
 
 def _headline(tables: dict[str, pa.Table], s: dict) -> list[str]:
-    k, alpha = s["k_ref"], s["alpha"]
+    alpha = s["alpha"]
     out = []
     reb = _df(tables, "reb_compare")
     for m in reb["measure"].unique(maintain_order=True).to_list():
