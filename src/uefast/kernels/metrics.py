@@ -62,6 +62,16 @@ def _theta(label, lmax):
     return (2.0 ** label - 1.0) / 2.0 ** lmax
 
 
+@_jit
+def _count_rel(lab, start, end, rel):
+    """r_g: relevant documents (label >= rel) among positions start..end-1 (one tie group)."""
+    r = 0
+    for i in range(start, end):
+        if lab[i] >= rel:
+            r += 1
+    return r
+
+
 # --------------------------------------------------------------------------- DCG, rank-linear
 @_jit
 def dcg_plain(lab, n, k, gtype, tabs):
@@ -115,10 +125,7 @@ def relcount_tied(lab, gend, ng, n, k, rel):
         end = gend[g]
         if start >= K:
             break
-        r = 0
-        for i in range(start, end):
-            if lab[i] >= rel:
-                r += 1
+        r = _count_rel(lab, start, end, rel)
         s += r * (min(end, K) - start) / (end - start)
         start = end
     return s
@@ -148,10 +155,7 @@ def rbp_tied(lab, gend, ng, n, k, rel, p):
         end = gend[g]
         if start >= K:
             break
-        r = 0
-        for i in range(start, end):
-            if lab[i] >= rel:
-                r += 1
+        r = _count_rel(lab, start, end, rel)
         ws = 0.0
         for i in range(start, min(end, K)):
             ws += w
@@ -193,10 +197,7 @@ def sp_tied(lab, gend, ng, n, k, rel, tabs):
         if start >= K:
             break
         t = end - start
-        r = 0
-        for i in range(start, end):
-            if lab[i] >= rel:
-                r += 1
+        r = _count_rel(lab, start, end, rel)
         if r > 0:
             a = r / t * (before + 1.0)
             b = 0.0
@@ -241,10 +242,7 @@ def rr_tied(lab, gend, ng, n, k, rel):
         if start >= K:
             return 0.0
         t = end - start
-        r = 0
-        for i in range(start, end):
-            if lab[i] >= rel:
-                r += 1
+        r = _count_rel(lab, start, end, rel)
         if r > 0:
             s = 0.0
             e_prev = 1.0
