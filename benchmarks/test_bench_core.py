@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import uefast
-from _data import N_QUERIES, SMALL, mslr_table
+from _data import LARGE, N_QUERIES, N_QUERIES_LARGE, SMALL, mslr_table
 
 MEASURES = ["nDCG@10", "AP"]
 TIMES: dict[str, float] = {}
@@ -61,6 +61,14 @@ def test_uefast_one_system_no_ue(benchmark):
     t = _one_system()
     _run(benchmark, "uefast 1 system, values only", lambda: uefast.evaluate(t, measures=MEASURES, ue=False),
          t.num_rows, 7)
+
+
+@pytest.mark.skipif(not (LARGE or SMALL), reason="set UEFAST_BENCH_LARGE=1 for the 300,000-query run")
+def test_uefast_one_system_300k_queries(benchmark):
+    """The 300,000-query variant (~36 M rows), uefast only (peers need minutes and > 10 GB)."""
+    t = mslr_table(N_QUERIES_LARGE, 1, seed=7)
+    _run(benchmark, "uefast 1 system, 300k queries", lambda: uefast.evaluate(t, measures=MEASURES),
+         t.num_rows, 3)
 
 
 def test_uefast_all_systems(benchmark):
