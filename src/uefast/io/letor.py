@@ -18,14 +18,10 @@ import numpy as np
 import pyarrow as pa
 
 from uefast.errors import InputError
+from uefast.io._scan import _is_space as _sp
 from uefast.io._scan import gather_strings, line_text, parse_numbers, read_bytes, scan_fields
 
 __all__ = ["read_letor"]
-
-
-@nb.njit(cache=True, nogil=True)
-def _sp(c):
-    return c == 32 or (9 <= c <= 13)
 
 
 @nb.njit(cache=True, nogil=True)
