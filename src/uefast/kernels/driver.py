@@ -130,7 +130,7 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
                 reb = measure_reb(kind, lab, n, ks[m], gtypes[m], rel, fparams[m], norms[m],
                                   nrel, tabs, gsum, gend, scratch)
                 if paper[m]:
-                    reb = paper_reb(kind, lab, n, ks[m], gtypes[m], rel, norms[m], nrel, tabs, reb)
+                    reb = paper_reb(kind, n, ks[m], norms[m], nrel, tabs, gsum, reb)
                 idcg = 1.0
                 if kind == K_NDCG:
                     idcg = iub

@@ -425,19 +425,16 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
 
 
 @_jit
-def paper_reb(kind, lab, n, k, gtype, rel, norm, nrel, tabs, exact):
+def paper_reb(kind, n, k, norm, nrel, tabs, gsum, exact):
     """The paper's REB (Santu & Feng 2022) where it gives one, else ``exact``.
 
     DCG family: mean gain * sum_{i<=k} d(i) (summed to k even when k > n; caller divides for nDCG).
     SP / AP family: E[SP@k] = k p^2 (independence assumption; SPEC_math §3 shows it is too low),
-    divided by the AP variant's denominator. ``lab[0:n]`` are the judged labels.
+    divided by the AP variant's denominator. ``gsum`` is the sum of the judged labels' gains.
     """
     kk = n if k <= 0 else k
     if kind == K_DCG or kind == K_NDCG:
-        gs = 0.0
-        for i in range(n):
-            gs += gain(lab[i], gtype)
-        return gs / n * tabs[1, kk]
+        return gsum / n * tabs[1, kk]
     if kind == K_SP or kind == K_AP:
         if nrel == 0:
             return 0.0
