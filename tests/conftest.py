@@ -55,10 +55,12 @@ def naive_value(m, ranked_labels, judged, lmax):
     return naive.measure(m.name, ranked_labels, judged, **kw)
 
 
-@pytest.fixture(params=["counting", "sorting"])
+@pytest.fixture(params=["counting32", "counting", "sorting"])
 def ranking_path(request, monkeypatch):
-    """Run a test once with each ranking path of the kernel (they must agree exactly)."""
+    """Run a test once with each ranking path of the kernel (they must agree exactly): float32
+    counting (falling back to float64 counting where it declines), float64 counting, sorting."""
     from uefast import engine
 
-    monkeypatch.setattr(engine, "COUNTING_FACTOR", float("inf") if request.param == "counting" else 0.0)
+    monkeypatch.setattr(engine, "COUNTING_FACTOR", 0.0 if request.param == "sorting" else float("inf"))
+    monkeypatch.setattr(engine, "COUNTING_F32", request.param == "counting32")
     return request.param

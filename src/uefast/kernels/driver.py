@@ -27,8 +27,10 @@ from uefast.kernels.metrics import (
     paper_reb,
 )
 from uefast.kernels.ordering import (
+    F32_MAX_N,
     TIE_EXPECTED,
     rank_labels_by_counting,
+    rank_labels_f32,
     rank_segment,
     tie_groups,
 )
@@ -61,6 +63,35 @@ def _row(perm, has_perm, i):
     return i
 
 
+@nb.njit(cache=True, nogil=True)
+def _take(score, label, i, npos, k32, pk, lraw, pidx):
+    """Store row i's float32 score and clamped label; append it to the positive list
+    (``pidx``/``pk``, branch-free: always written, kept only if the label is positive)."""
+    kv = np.float32(score)
+    k32[i] = kv
+    pk[npos] = kv
+    v = np.int64(label)
+    v = v if v > 0 else 0
+    lraw[i] = v
+    pidx[npos] = i
+    return npos + (v > 0)
+
+
+@nb.njit(cache=True, nogil=True)
+def _gather(perm, has_perm, base, n, scores, labels, k32, pk, lraw, pidx):
+    """What float32 counting needs of one segment; returns N+. Two copies of the loop, with and
+    without the permutation: a per-row ``if has_perm`` in one loop ran 2x slower (int8 labels)."""
+    npos = 0
+    if has_perm:
+        for i in range(n):
+            r = perm[base + i]
+            npos = _take(scores[r], labels[r], i, npos, k32, pk, lraw, pidx)
+    else:
+        for i in range(n):
+            npos = _take(scores[base + i], labels[base + i], i, npos, k32, pk, lraw, pidx)
+    return npos
+
+
 @nb.njit(parallel=True, cache=True, nogil=True)
 def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels, fparams, norms,
                 paper, tabs, nchunks, out_iub, out_reb, out_nrel, out_idcg, out_nj):
@@ -82,42 +113,62 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
         lab = np.empty(maxn + 1, np.int64)
         gend = np.empty(maxn + 1, np.int64)
         scratch = np.empty(maxn + 2, np.float64)
-        hist = np.zeros(nhist, np.int64)
+        hist = np.zeros((4, nhist), np.int64)
+        geq = np.zeros(nhist, np.int64)  # geq[v] = number of judged labels >= v
         for q in range(q0, q1):
             base = joff[q]
             n = joff[q + 1] - base
             out_nj[q] = n
-            # judged labels sorted descending (counting sort over the label range) and the sums
-            # of their linear and exponential gains
+            # judged labels (negatives as 0) copied into a local int64 buffer first: counting
+            # straight from a narrow (int8) column ran 2x slower
+            if has_jperm:
+                for i in range(n):
+                    v = np.int64(jlab[jperm[base + i]])
+                    gend[i] = v if v > 0 else 0
+            else:
+                for i in range(n):
+                    v = np.int64(jlab[base + i])
+                    gend[i] = v if v > 0 else 0
+            # judged labels sorted descending (counting sort over the label range; four
+            # interleaved histograms so that runs of equal labels do not serialise on one
+            # counter) and the sums of their linear and exponential gains
             gsum_lin = 0.0
             gsum_exp = 0.0
             if nhist > 1:
-                for i in range(n):
-                    v = jlab[_row(jperm, has_jperm, base + i)]
-                    hist[v if v > 0 else 0] += 1
+                n4 = n - n % 4
+                for i in range(0, n4, 4):
+                    hist[0, gend[i]] += 1
+                    hist[1, gend[i + 1]] += 1
+                    hist[2, gend[i + 2]] += 1
+                    hist[3, gend[i + 3]] += 1
+                for i in range(n4, n):
+                    hist[0, gend[i]] += 1
                 o = 0
                 for v in range(nhist - 1, -1, -1):
-                    cnt = hist[v]
+                    cnt = hist[0, v] + hist[1, v] + hist[2, v] + hist[3, v]
                     if cnt > 0:
                         gsum_lin += cnt * gain(v, 0)
                         gsum_exp += cnt * gain(v, 1)
-                    for _ in range(cnt):
-                        lab[o] = v
-                        o += 1
-                    hist[v] = 0
+                    lab[o:o + cnt] = v
+                    o += cnt
+                    geq[v] = o
+                    for u in range(4):
+                        hist[u, v] = 0
             else:
                 for i in range(n):
-                    v = jlab[_row(jperm, has_jperm, base + i)]
-                    lab[i] = v if v > 0 else 0
+                    lab[i] = gend[i]
                     gsum_lin += gain(lab[i], 0)
                     gsum_exp += gain(lab[i], 1)
                 lab[:n] = -np.sort(-lab[:n])
             for m in range(nm):
                 kind = kinds[m]
                 rel = rels[m]
-                nrel = 0
-                while nrel < n and lab[nrel] >= rel:
-                    nrel += 1
+                if nhist > 1:
+                    nrel = geq[rel] if rel < nhist else 0
+                else:
+                    nrel = 0
+                    while nrel < n and lab[nrel] >= rel:
+                        nrel += 1
                 out_nrel[q, m] = nrel
                 if n == 0:
                     out_iub[q, m] = 0.0
@@ -148,13 +199,16 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
 @nb.njit(parallel=True, cache=True, nogil=True)
 def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
                  doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, tabs,
-                 nchunks, counting_factor, out):
+                 nchunks, counting_factor, use_f32, out):
     """For each segment g (rows ``offsets[g]:offsets[g+1]``, query ``qref[g]``) rank the rows by
     score (descending, ``tie_mode``) and write every measure's value into ``out[g, m]``.
 
     ``nrel_q[q, m]`` / ``idcg_q[q, m]`` come from :func:`judged_pass`. Segments of length 0 get 0.
     With a plain tie policy a segment whose number N+ of positive labels is at most
-    ``counting_factor * log2(n + 1)`` is ranked by counting instead of sorting (same result).
+    ``counting_factor * log2(n + 1)`` is ranked by counting instead of sorting; with ``use_f32``
+    first by float32 counting (:func:`rank_labels_f32`), which declines segments whose scores it
+    cannot separate; all paths give the same result. A chunk stops trying float32 while it mostly
+    declines (a tied system), retrying every 16th segment.
     """
     nseg = offsets.shape[0] - 1
     nm = kinds.shape[0]
@@ -173,24 +227,35 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mo
         gend = np.empty(maxn + 1, np.int64)
         scratch = np.empty(maxn + 2, np.float64)
         stack = np.empty(128, np.int64)
+        k32 = np.empty(maxn + 1, np.float32)
+        pk = np.empty(maxn + 8, np.float32)
+        pidx = np.empty(maxn + 1, np.int64)
+        acc = np.empty(maxn + 8, np.int32)
+        f32_ok = 0
+        f32_no = 0
         for g in range(s0, s1):
             base = offsets[g]
             n = offsets[g + 1] - base
             q = qref[g]
-            npos = 0
-            for i in range(n):
-                r = _row(perm, has_perm, base + i)
-                rows[i] = r
-                keys[i] = scores[r]
-                idx[i] = i
-                v = labels[r]
-                v = v if v > 0 else 0
-                lraw[i] = v
-                npos += v > 0
+            npos = _gather(perm, has_perm, base, n, scores, labels, k32, pk, lraw, pidx)
             counted = False
-            if tie_mode != TIE_EXPECTED and npos <= counting_factor * np.log2(n + 1.0):
-                counted = rank_labels_by_counting(keys, lraw, n, lab, tie_mode, doc_mode, doc_int,
-                                                  rows, dkey)
+            plain = tie_mode != TIE_EXPECTED
+            if plain and npos <= counting_factor * np.log2(n + 1.0):
+                if use_f32 and n <= F32_MAX_N and (f32_no <= f32_ok + 2 or g % 16 == 0):
+                    counted = rank_labels_f32(k32, lraw, pidx, pk, acc, n, npos, lab)
+                    if counted:
+                        f32_ok += 1
+                    else:
+                        f32_no += 1
+            if not counted:
+                for i in range(n):
+                    r = _row(perm, has_perm, base + i)
+                    rows[i] = r
+                    keys[i] = scores[r]
+                    idx[i] = i
+                if plain and npos <= counting_factor * np.log2(n + 1.0):
+                    counted = rank_labels_by_counting(keys, lraw, n, lab, tie_mode, doc_mode,
+                                                      doc_int, rows, dkey)
             if not counted:
                 rank_segment(keys, idx, tk, ti, stack, n, tie_mode, rows, doc_mode, doc_int,
                              doc_off, doc_data)
@@ -210,7 +275,7 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mo
                                      fparams[m], norms[m], nrel, tabs, scratch)
                 else:
                     v = measure_plain(kind, lab, n, ks[m], gtypes[m], rels[m], fparams[m],
-                                      norms[m], nrel, tabs)
+                                      norms[m], nrel, tabs, pidx)
                 if kind == K_NDCG:
                     d = idcg_q[q, m]
                     v = v / d if d > 0.0 else 0.0

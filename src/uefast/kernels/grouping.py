@@ -131,28 +131,38 @@ def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data
             size *= 2
         slot_row = np.empty(size, np.int64)
         slot_grp = np.full(size, -1, np.int64)
+        dv = np.empty(maxn + 1, np.int64)
         mask = np.uint64(size - 1)
         for s in range(s0, s1):
             base = offsets[s]
             n = offsets[s + 1] - base
             if doc_mode == DOC_INT and n > 0:
-                # dense integer docids (range < table size): index the table directly, no hashing
-                lo = doc_int[perm[base] if has_perm else base]
+                # dense integer docids (range < table size): index the table directly, no hashing.
+                # The docids are copied first by a loop without a per-row perm test (vectorised).
+                if has_perm:
+                    for i in range(n):
+                        dv[i] = doc_int[perm[base + i]]
+                else:
+                    for i in range(n):
+                        dv[i] = doc_int[base + i]
+                lo = dv[0]
                 hi = lo
+                rising = 0
                 for i in range(1, n):
-                    v = doc_int[perm[base + i] if has_perm else base + i]
-                    lo = min(lo, v)
-                    hi = max(hi, v)
+                    lo = min(lo, dv[i])
+                    hi = max(hi, dv[i])
+                    rising += dv[i] > dv[i - 1]
+                if rising == n - 1:
+                    continue  # strictly increasing (e.g. sequential ids): no repeat possible
                 if hi - lo < size:
                     for i in range(n):
-                        r = perm[base + i] if has_perm else base + i
-                        h = doc_int[r] - lo
+                        h = dv[i] - lo
                         if slot_grp[h] == s:
-                            found[c] = r
+                            found[c] = perm[base + i] if has_perm else base + i
                             found_first[c] = slot_row[h]
                             break
                         slot_grp[h] = s
-                        slot_row[h] = r
+                        slot_row[h] = perm[base + i] if has_perm else base + i
                     if found[c] >= 0:
                         break
                     continue

@@ -169,15 +169,22 @@ def rbp_tied(lab, gend, ng, n, k, rel, p):
 
 # --------------------------------------------------------------------------- SP and AP
 @_jit
-def sp_plain(lab, n, k, rel, tabs):
-    """SP@k = sum_{i<=K} Prec(i) rel_i = sum over relevant i of (#relevant at or above i) / i."""
+def sp_plain(lab, n, k, rel, tabs, pos):
+    """SP@k = sum_{i<=K} Prec(i) rel_i = sum over relevant i of (#relevant at or above i) / i.
+
+    Two branch-free loops (relevant labels are about half of a judged list, so a branch on each
+    label mispredicts half the time): the positions of the relevant documents are compacted into
+    the scratch ``pos`` (length >= K), then summed in rank order (the same additions, in the same
+    order, as the one-loop form)."""
     K = _cut(k, n)
-    s = 0.0
-    c = 0
+    m = 0
     for i in range(K):
-        if lab[i] >= rel:
-            c += 1
-            s += c * (tabs[2, i + 1] - tabs[2, i])  # c / (i+1) without a division
+        pos[m] = i
+        m += lab[i] >= rel
+    s = 0.0
+    for c in range(m):
+        i = pos[c]
+        s += (c + 1) * (tabs[2, i + 1] - tabs[2, i])  # c / (i+1) without a division
     return s
 
 
@@ -307,8 +314,9 @@ def err_tied(lab, gend, ng, n, k, lmax, f):
 
 # --------------------------------------------------------------------------- dispatch
 @_jit
-def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
-    """The raw value of measure ``kind`` on one fully ordered list (nDCG: DCG, caller divides)."""
+def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos):
+    """The raw value of measure ``kind`` on one fully ordered list (nDCG: DCG, caller divides);
+    ``pos`` is int64 scratch of length >= n."""
     if kind == K_DCG or kind == K_NDCG:
         return dcg_plain(lab, n, k, gtype, tabs)
     if nrel == 0 and kind != K_P and kind != K_RBP:
@@ -320,9 +328,9 @@ def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
     if kind == K_RPREC:
         return relcount_plain(lab, n, nrel, rel) / nrel
     if kind == K_SP:
-        return sp_plain(lab, n, k, rel, tabs)
+        return sp_plain(lab, n, k, rel, tabs, pos)
     if kind == K_AP:
-        return sp_plain(lab, n, k, rel, tabs) / ap_denominator(norm, k, nrel)
+        return sp_plain(lab, n, k, rel, tabs, pos) / ap_denominator(norm, k, nrel)
     if kind == K_RR:
         return rr_plain(lab, n, k, rel)
     if kind == K_ERR:
@@ -364,8 +372,12 @@ def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
     measures in closed form (SPEC_math §2): P@k = min(Np,k)/k, R@k = min(Np,k)/Np, SP@k =
     min(Np,K), AP = SP/denominator, RR = R-prec = 1; DCG, ERR and RBP by their plain routine on
     the ideal ranking (nDCG: the caller divides by IDCG)."""
-    if kind == K_DCG or kind == K_NDCG or kind == K_ERR or kind == K_RBP:
-        return measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_DCG or kind == K_NDCG:
+        return dcg_plain(lab, n, k, gtype, tabs)
+    if kind == K_ERR:
+        return err_plain(lab, n, k, fparam)
+    if kind == K_RBP:
+        return rbp_plain(lab, n, k, rel, fparam)
     K = _cut(k, n)
     if kind == K_P:
         return min(nrel, K) / k
