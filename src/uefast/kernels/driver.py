@@ -38,6 +38,7 @@ from uefast.kernels.ordering import (
 __all__ = ["judged_pass", "ranking_pass", "n_chunks"]
 
 _HIST_MAX = 1 << 16
+_COUNT_BY_VALUE = 8  # label ranges up to this many values are counted by comparisons
 
 
 
@@ -115,6 +116,11 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
         scratch = np.empty(maxn + 2, np.float64)
         hist = np.zeros((4, nhist), np.int64)
         geq = np.zeros(nhist, np.int64)  # geq[v] = number of judged labels >= v
+        glin = np.empty(nhist)  # gains of each label value (no pow() per query)
+        gexp = np.empty(nhist)
+        for v in range(nhist):
+            glin[v] = gain(v, 0)
+            gexp[v] = gain(v, 1)
         for q in range(q0, q1):
             base = joff[q]
             n = joff[q + 1] - base
@@ -135,20 +141,28 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
             gsum_lin = 0.0
             gsum_exp = 0.0
             if nhist > 1:
-                n4 = n - n % 4
-                for i in range(0, n4, 4):
-                    hist[0, gend[i]] += 1
-                    hist[1, gend[i + 1]] += 1
-                    hist[2, gend[i + 2]] += 1
-                    hist[3, gend[i + 3]] += 1
-                for i in range(n4, n):
-                    hist[0, gend[i]] += 1
+                if nhist <= _COUNT_BY_VALUE:
+                    # few label values: one vectorised equality count per value
+                    for v in range(nhist):
+                        cnt = 0
+                        for i in range(n):
+                            cnt += gend[i] == v
+                        hist[0, v] = cnt
+                else:
+                    n4 = n - n % 4
+                    for i in range(0, n4, 4):
+                        hist[0, gend[i]] += 1
+                        hist[1, gend[i + 1]] += 1
+                        hist[2, gend[i + 2]] += 1
+                        hist[3, gend[i + 3]] += 1
+                    for i in range(n4, n):
+                        hist[0, gend[i]] += 1
                 o = 0
                 for v in range(nhist - 1, -1, -1):
                     cnt = hist[0, v] + hist[1, v] + hist[2, v] + hist[3, v]
                     if cnt > 0:
-                        gsum_lin += cnt * gain(v, 0)
-                        gsum_exp += cnt * gain(v, 1)
+                        gsum_lin += cnt * glin[v]
+                        gsum_exp += cnt * gexp[v]
                     lab[o:o + cnt] = v
                     o += cnt
                     geq[v] = o
