@@ -208,7 +208,8 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
     out = np.zeros((nseg, len(plan.measures)))
     tabs = tables(max(_max_group(offsets), plan.max_cutoff, 1))
     with KERNEL_LOCK:
-        ranking_pass(offsets, perm, has_perm, labels, scores, qref, TIE_MODES[ties], docs.mode,
+        ranking_pass(offsets, perm, has_perm, labels, scores, scores.view(np.int64), qref,
+                     TIE_MODES[ties], docs.mode,
                      docs.ints, docs.offsets, docs.data, plan.kinds, plan.ks, plan.gtypes,
                      plan.rels, plan.fparams, plan.norms, judged.nrel, judged.idcg, tabs,
                      n_chunks(nseg), float(COUNTING_FACTOR), bool(COUNTING_F32), out)

@@ -29,8 +29,11 @@ from uefast.kernels.metrics import (
 from uefast.kernels.ordering import (
     F32_MAX_N,
     TIE_EXPECTED,
+    counting_ties,
     rank_labels_by_counting,
     rank_labels_f32,
+    rank_labels_f32_ties,
+    tie_keys_f32,
     rank_segment,
     tie_groups,
 )
@@ -211,7 +214,7 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
 
 
 @nb.njit(parallel=True, cache=True, nogil=True)
-def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
+def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_mode, doc_mode, doc_int,
                  doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, tabs,
                  nchunks, counting_factor, use_f32, out):
     """For each segment g (rows ``offsets[g]:offsets[g+1]``, query ``qref[g]``) rank the rows by
@@ -221,8 +224,11 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mo
     With a plain tie policy a segment whose number N+ of positive labels is at most
     ``counting_factor * log2(n + 1)`` is ranked by counting instead of sorting; with ``use_f32``
     first by float32 counting (:func:`rank_labels_f32`), which declines segments whose scores it
-    cannot separate; all paths give the same result. A chunk stops trying float32 while it mostly
-    declines (a tied system), retrying every 16th segment.
+    cannot separate, then by tie-aware float32 counting (:func:`rank_labels_f32_ties`: exact ties
+    told from float32 collisions by a fingerprint of the float64 bits, ties broken by position
+    or same-width integer docid), then in float64; all paths give the same result. A chunk stops
+    trying plain float32 while it mostly declines (a tied system), retrying every 16th segment.
+    ``score_bits`` is ``scores`` viewed as int64.
     """
     nseg = offsets.shape[0] - 1
     nm = kinds.shape[0]
@@ -245,6 +251,10 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mo
         pk = np.empty(maxn + 8, np.float32)
         pidx = np.empty(maxn + 1, np.int64)
         acc = np.empty(maxn + 8, np.int32)
+        fp = np.empty(maxn + 1, np.int32)
+        tb = np.empty(maxn + 1, np.int32)
+        pf = np.empty(maxn + 8, np.int32)
+        pt = np.empty(maxn + 8, np.int32)
         f32_ok = 0
         f32_no = 0
         for g in range(s0, s1):
@@ -268,8 +278,14 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mo
                     keys[i] = scores[r]
                     idx[i] = i
                 if plain and npos <= counting_factor * np.log2(n + 1.0):
-                    counted = rank_labels_by_counting(keys, lraw, n, lab, tie_mode, doc_mode,
-                                                      doc_int, rows, dkey)
+                    if use_f32 and n <= F32_MAX_N:
+                        tie_by = counting_ties(tie_mode, doc_mode, doc_int, rows, n, dkey)
+                        if tie_keys_f32(keys, score_bits, rows, n, tie_by, dkey, k32, fp, tb):
+                            counted = rank_labels_f32_ties(k32, fp, tb, lraw, pidx, pk, pf, pt,
+                                                           acc, n, npos, lab)
+                    if not counted:
+                        counted = rank_labels_by_counting(keys, lraw, n, lab, tie_mode,
+                                                          doc_mode, doc_int, rows, dkey)
             if not counted:
                 rank_segment(keys, idx, tk, ti, stack, n, tie_mode, rows, doc_mode, doc_int,
                              doc_off, doc_data)

@@ -19,7 +19,7 @@ import numpy as np
 
 __all__ = ["TIE_INPUT", "TIE_DOCID", "TIE_EXPECTED", "DOC_NONE", "DOC_BYTES", "DOC_INT",
            "COUNT_BY_INDEX", "COUNT_BY_KEY", "COUNT_NO_TIES", "rank_labels_by_counting",
-           "F32_MAX_N", "rank_labels_f32",
+           "F32_MAX_N", "rank_labels_f32", "tie_keys_f32", "rank_labels_f32_ties",
            "docid_compare", "sort_segment", "rank_segment", "tie_groups"]
 
 TIE_INPUT, TIE_DOCID, TIE_EXPECTED = 0, 1, 2
@@ -370,6 +370,82 @@ def rank_labels_f32(k32, lraw, pidx, pk, acc, n, npos, lab):
             acc[p] += np.int32(ki == pk[p]) + (np.int32(ki > pk[p]) << 16)
     for p in range(npos):
         if (acc[p] & 0xFFFF) != 1:
+            return False
+    for i in range(n):
+        lab[i] = 0
+    for p in range(npos):
+        lab[acc[p] >> 16] = lraw[pidx[p]]
+    return True
+
+
+_FLT_MIN = 1.1754943508222875e-38  # smallest normal float32
+
+
+@_jit
+def tie_keys_f32(keys, bits, rows, n, tie_by, dkey, k32, fp, tb):
+    """Inputs of :func:`rank_labels_f32_ties` for one segment; False where it cannot be exact.
+
+    ``fp[i]`` = the low 32 bits of score i's float64 bit pattern. Two doubles that round to the
+    same normal, finite float32 lie less than 2^32 apart as bit patterns, so their low 32 bits
+    are equal only if the doubles are: (float32 equal and fp equal) <=> float64 equal. Scores
+    that round to an infinite or subnormal float32 (other than 0) break that bound: declined.
+    ``tb[i]`` = the tie-break key, smaller ranks first: the position i (``COUNT_BY_INDEX``) or
+    max(docid) - docid (``COUNT_BY_KEY``: same-width non-negative integer docids, whose numeric
+    descending order is trec_eval's strcmp order), which must fit in int32."""
+    off = 0
+    if tie_by == COUNT_BY_KEY:
+        lo = dkey[0]
+        hi = lo
+        for i in range(n):
+            lo = min(lo, dkey[i])
+            hi = max(hi, dkey[i])
+        if hi - lo > 2147483647:
+            return False
+        off = hi
+    elif tie_by != COUNT_BY_INDEX:
+        return False
+    bad = 0
+    for i in range(n):
+        k = keys[i]
+        a = abs(k)
+        k32[i] = np.float32(k)
+        bad += (a > 3.4028234663852886e38) | ((a < _FLT_MIN) & (a > 0.0))
+        fp[i] = np.int32(bits[rows[i]] & 0xFFFFFFFF)
+        tb[i] = np.int32(off - dkey[i]) if tie_by == COUNT_BY_KEY else np.int32(i)
+    return bad == 0
+
+
+@_jit
+def rank_labels_f32_ties(k32, fp, tb, lraw, pidx, pk, pf, pt, acc, n, npos, lab):
+    """Like :func:`rank_labels_f32`, for segments with tied scores: one vectorised float32/int32
+    pass per document i over the positive documents j counts, packed in int32,
+    ``2^16 * #{i ranked before j}`` (greater float32 score, or an exact tie whose tie-break key
+    ``tb`` is smaller) ``+ #{i: float32 scores equal but float64 scores not}`` (fingerprints
+    ``fp`` differ, see :func:`tie_keys_f32`). Any such collision returns False (the caller ranks
+    the segment in float64); otherwise the ranks are exact. Scratch ``pk``/``pf``/``pt``/``acc``
+    of length >= npos + 8."""
+    npad = (npos + 7) // 8 * 8
+    for p in range(npos):
+        j = pidx[p]
+        pk[p] = k32[j]
+        pf[p] = fp[j]
+        pt[p] = tb[j]
+    for p in range(npos, npad):
+        pk[p] = np.float32(np.inf)
+        pf[p] = 0
+        pt[p] = 0
+    for p in range(npad):
+        acc[p] = 0
+    for i in range(n):
+        ki = k32[i]
+        fi = fp[i]
+        ti = tb[i]
+        for p in range(npad):
+            eq = ki == pk[p]
+            before = (ki > pk[p]) | (eq & (fi == pf[p]) & (ti < pt[p]))
+            acc[p] += (np.int32(before) << 16) + np.int32(eq & (fi != pf[p]))
+    for p in range(npos):
+        if (acc[p] & 0xFFFF) != 0:
             return False
     for i in range(n):
         lab[i] = 0
