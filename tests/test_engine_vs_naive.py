@@ -220,3 +220,32 @@ def test_scores_equal_in_float32_but_not_float64(ties, ranking_path):
     for m in MEASURES:
         assert res[str(m)] == pytest.approx(naive_value(m, [labels[i] for i in order], labels, 3),
                                             abs=1e-12), m
+
+
+@pytest.mark.parametrize("max_label", [1, 6, 7, 12, 70_000])
+def test_judged_label_counting_for_every_label_range(max_label):
+    """The judged pass counts labels three ways (packed 16-bit counters for <= 8 label values,
+    histograms up to 65,536 values, a sort beyond); each must give the reference IUB and REB."""
+    rng = np.random.default_rng(max_label)
+    queries = []
+    for _ in range(30):
+        n = int(rng.integers(1, 60))
+        labels = rng.integers(-2, max_label + 1, size=n).tolist()
+        labels[0] = max_label
+        queries.append((labels, {"s": rng.standard_normal(n).tolist()}, None))
+    measures = parse_measures(["nDCG@5", "nDCG(gain=exp)@5", "AP", "P(rel=2)@3", "ERR@4"])
+    if max_label == 70_000:
+        measures = parse_measures(["nDCG@5", "AP", "P(rel=2)@3"])  # 2^70000 overflows exp gains
+    res = uefast.evaluate(letor_table(queries), measures=measures, ties="input").to_pylist()
+    nm = len(measures)
+    for qi, (labels, cols, _) in enumerate(queries):
+        order = naive.rank_input(cols["s"])
+        ideal = sorted((max(v, 0) for v in labels), reverse=True)
+        for mi, m in enumerate(measures):
+            got = res[qi * nm + mi]
+            assert got["measure"] == str(m)
+            assert got["value"] == pytest.approx(
+                naive_value(m, [labels[i] for i in order], labels, max_label), rel=1e-12, abs=1e-12)
+            assert got["iub"] == pytest.approx(
+                naive_value(m, ideal, labels, max_label), rel=1e-12, abs=1e-12), (qi, m)
+            assert got["n_rel"] == sum(v >= (2 if "rel=2" in str(m) else 1) for v in labels)

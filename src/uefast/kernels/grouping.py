@@ -137,6 +137,21 @@ def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data
             base = offsets[s]
             n = offsets[s + 1] - base
             if doc_mode == DOC_INT and n > 0:
+                # strictly increasing docids (e.g. sequential ids) cannot repeat: an early-exit
+                # scan over the column, with no copy
+                rising = True
+                if has_perm:
+                    for i in range(1, n):
+                        if doc_int[perm[base + i]] <= doc_int[perm[base + i - 1]]:
+                            rising = False
+                            break
+                else:
+                    for i in range(base + 1, base + n):
+                        if doc_int[i] <= doc_int[i - 1]:
+                            rising = False
+                            break
+                if rising:
+                    continue
                 # dense integer docids (range < table size): index the table directly, no hashing.
                 # The docids are copied first by a loop without a per-row perm test (vectorised).
                 if has_perm:
@@ -147,13 +162,9 @@ def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data
                         dv[i] = doc_int[base + i]
                 lo = dv[0]
                 hi = lo
-                rising = 0
                 for i in range(1, n):
                     lo = min(lo, dv[i])
                     hi = max(hi, dv[i])
-                    rising += dv[i] > dv[i - 1]
-                if rising == n - 1:
-                    continue  # strictly increasing (e.g. sequential ids): no repeat possible
                 if hi - lo < size:
                     for i in range(n):
                         h = dv[i] - lo
