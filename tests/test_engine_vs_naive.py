@@ -249,3 +249,42 @@ def test_judged_label_counting_for_every_label_range(max_label):
             assert got["iub"] == pytest.approx(
                 naive_value(m, ideal, labels, max_label), rel=1e-12, abs=1e-12), (qi, m)
             assert got["n_rel"] == sum(v >= (2 if "rel=2" in str(m) else 1) for v in labels)
+
+
+CUTOFF_MEASURES = parse_measures(["nDCG@10", "nDCG(gain=exp)@3", "P@5", "AP@10", "SP@4", "R@10",
+                                  "RR@10", "ERR@5", "RBP(p=0.8)@10", "P(rel=2)@10"])
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "input"])
+@pytest.mark.parametrize("top_k", [True, False])
+def test_cutoff_only_measures_rank_only_the_top(ties, top_k, ranking_path, monkeypatch):
+    """With every measure cut off at k <= 10 the kernel ranks only the documents that can reach
+    the top 10; values must equal the reference, with ties, near-ties and lists shorter than k."""
+    from uefast import engine
+
+    assert engine.top_k(engine.plan_measures(list(CUTOFF_MEASURES))) == 10
+    assert engine.top_k(engine.plan_measures(list(CUTOFF_MEASURES) + parse_measures(["AP"]))) == 0
+    monkeypatch.setattr(engine, "TOP_K", top_k)
+    rng = np.random.default_rng(11)
+    eps = 2.0 ** -40
+    pool = [1.0, 1.0 + eps, 2.0, 0.5, 0.5, 3.0, -1.0, 0.0, -0.0]
+    queries = []
+    for qi in range(60):
+        n = int(rng.integers(1, 90))
+        if qi % 3 == 0:
+            scores = rng.choice(pool, size=n).tolist()
+        else:
+            scores = rng.standard_normal(n).tolist()
+        labels = rng.integers(-1, 4, size=n).tolist()
+        docs = (rng.permutation(9000)[:n] + 1000).tolist()
+        queries.append((labels, {"s": scores}, docs))
+    res = uefast.evaluate(letor_table(queries), measures=CUTOFF_MEASURES, ties=ties).to_pylist()
+    nm = len(CUTOFF_MEASURES)
+    for qi, (labels, cols, docs) in enumerate(queries):
+        sc = cols["s"]
+        order = naive.rank_trec_eval(sc, docs) if ties == "trec_eval" else naive.rank_input(sc)
+        for mi, m in enumerate(CUTOFF_MEASURES):
+            got = res[qi * nm + mi]
+            assert got["measure"] == str(m)
+            assert got["value"] == pytest.approx(
+                naive_value(m, [labels[i] for i in order], labels, 3), rel=1e-12, abs=1e-12), (qi, m)

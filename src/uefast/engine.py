@@ -21,10 +21,11 @@ import pyarrow.compute as pc
 from uefast.inputs import NO_DOCIDS, DocIds, key_kind, string_buffers
 from uefast.kernels.driver import judged_pass, n_chunks, ranking_pass
 from uefast.kernels.grouping import counting_sort, find_duplicate, run_starts_bytes, run_starts_int
+from uefast.kernels.metrics import K_AP, K_DCG, K_ERR, K_NDCG, K_P, K_R, K_RBP, K_RR, K_SP
 from uefast.kernels.ordering import TIE_DOCID, TIE_EXPECTED, TIE_INPUT
 from uefast.measures import GAIN_CODES, NORM_CODES, Measure
 
-__all__ = ["KERNEL_LOCK", "Grouping", "MeasurePlan", "JudgedStats", "group_keys", "group_codes", "plan_measures",
+__all__ = ["KERNEL_LOCK", "Grouping", "MeasurePlan", "JudgedStats", "group_keys", "group_codes", "plan_measures", "top_k",
            "judged_stats", "rank_values", "duplicate_docid", "TIE_MODES", "tables"]
 
 TIE_MODES = {"input": TIE_INPUT, "trec_eval": TIE_DOCID, "expected": TIE_EXPECTED}
@@ -42,6 +43,9 @@ COUNTING_FACTOR = 48.0
 # Try float32 counting first (exact when it accepts a segment; see ranking_pass). Tests turn it off
 # to exercise the float64 counting path on every segment.
 COUNTING_F32 = True
+# When every measure has a cutoff (nDCG@10, P@5, ...) rank only the documents that can reach the
+# top k (a selection of the k-th largest score first). Tests turn it off to compare.
+TOP_K = True
 
 
 @dataclass(frozen=True)
@@ -158,6 +162,20 @@ def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "ex
                        int(ks.max()) if m else 0)
 
 
+# Measures whose value with a cutoff k reads ranks < k only (R-prec reads the top Np instead).
+_TRUNCATABLE = frozenset({K_DCG, K_NDCG, K_P, K_R, K_SP, K_AP, K_RR, K_ERR, K_RBP})
+
+
+def top_k(plan: MeasurePlan) -> int:
+    """The largest cutoff if every measure has one and reads no rank beyond it (then the
+    ranking pass may rank only the top documents), else 0."""
+    if not len(plan.kinds) or np.any(plan.ks <= 0):
+        return 0
+    if any(int(k) not in _TRUNCATABLE for k in plan.kinds):
+        return 0
+    return plan.max_cutoff
+
+
 def tables(length: int) -> np.ndarray:
     """The kernels' lookup rows for positions up to ``length``: row 0 d(i) = 1/log2(i+1) at index
     i-1; row 1 the discount prefix sums sum_{j<i} d(j) at index i; row 2 the harmonic numbers H_i."""
@@ -212,7 +230,8 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
                      TIE_MODES[ties], docs.mode,
                      docs.ints, docs.offsets, docs.data, plan.kinds, plan.ks, plan.gtypes,
                      plan.rels, plan.fparams, plan.norms, judged.nrel, judged.idcg, tabs,
-                     n_chunks(nseg), float(COUNTING_FACTOR), bool(COUNTING_F32), out)
+                     n_chunks(nseg), float(COUNTING_FACTOR), bool(COUNTING_F32),
+                     top_k(plan) if TOP_K else 0, out)
     return out
 
 

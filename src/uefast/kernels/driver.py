@@ -34,6 +34,7 @@ from uefast.kernels.ordering import (
     rank_labels_f32,
     rank_labels_f32_ties,
     tie_keys_f32,
+    top_positives,
     rank_segment,
     tie_groups,
 )
@@ -252,7 +253,7 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
 @nb.njit(parallel=True, cache=True, nogil=True)
 def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_mode, doc_mode, doc_int,
                  doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, tabs,
-                 nchunks, counting_factor, use_f32, out):
+                 nchunks, counting_factor, use_f32, topk, out):
     """For each segment g (rows ``offsets[g]:offsets[g+1]``, query ``qref[g]``) rank the rows by
     score (descending, ``tie_mode``) and write every measure's value into ``out[g, m]``.
 
@@ -264,7 +265,9 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
     told from float32 collisions by a fingerprint of the float64 bits, ties broken by position
     or same-width integer docid), then in float64; all paths give the same result. A chunk stops
     trying plain float32 while it mostly declines (a tied system), retrying every 16th segment.
-    ``score_bits`` is ``scores`` viewed as int64.
+    ``score_bits`` is ``scores`` viewed as int64. With ``topk`` > 0 (every measure has a cutoff
+    <= topk) float32 counting ranks only the positive documents that can reach the top ``topk``
+    (:func:`top_positives`); the other positions are left 0, and no measure reads them.
     """
     nseg = offsets.shape[0] - 1
     nm = kinds.shape[0]
@@ -291,6 +294,8 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
         tb = np.empty(maxn + 1, np.int32)
         pf = np.empty(maxn + 8, np.int32)
         pt = np.empty(maxn + 8, np.int32)
+        tidx = np.empty(maxn + 1, np.int64)
+        tpk = np.empty(maxn + 8, np.float32)
         f32_ok = 0
         f32_no = 0
         for g in range(s0, s1):
@@ -302,7 +307,11 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
             plain = tie_mode != TIE_EXPECTED
             if plain and npos <= counting_factor * np.log2(n + 1.0):
                 if use_f32 and n <= F32_MAX_N and (f32_no <= f32_ok + 2 or g % 16 == 0):
-                    counted = rank_labels_f32(k32, lraw, pidx, pk, acc, n, npos, lab)
+                    if 0 < topk < n:
+                        nt = top_positives(k32, n, pidx, npos, topk, tidx, tpk)
+                        counted = rank_labels_f32(k32, lraw, tidx, tpk, acc, n, nt, lab)
+                    else:
+                        counted = rank_labels_f32(k32, lraw, pidx, pk, acc, n, npos, lab)
                     if counted:
                         f32_ok += 1
                     else:

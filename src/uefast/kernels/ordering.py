@@ -19,7 +19,7 @@ import numpy as np
 
 __all__ = ["TIE_INPUT", "TIE_DOCID", "TIE_EXPECTED", "DOC_NONE", "DOC_BYTES", "DOC_INT",
            "COUNT_BY_INDEX", "COUNT_BY_KEY", "COUNT_NO_TIES", "rank_labels_by_counting",
-           "F32_MAX_N", "rank_labels_f32", "tie_keys_f32", "rank_labels_f32_ties",
+           "F32_MAX_N", "F32_ROWWISE_MAX", "top_positives", "rank_labels_f32", "tie_keys_f32", "rank_labels_f32_ties",
            "docid_compare", "sort_segment", "rank_segment", "tie_groups"]
 
 TIE_INPUT, TIE_DOCID, TIE_EXPECTED = 0, 1, 2
@@ -341,6 +341,43 @@ def rank_labels_by_counting(keys, lraw, n, lab, tie_mode, doc_mode, doc_int, row
 
 #: Longest segment :func:`rank_labels_f32` takes: its packed counts need 2 * 16-bit fields.
 F32_MAX_N = 32767
+#: Up to this many positive documents :func:`rank_labels_f32` loops over them outside (one
+#: reduction each); beyond, over the documents outside (the per-document overhead amortised).
+F32_ROWWISE_MAX = 16
+
+
+@_jit
+def top_positives(k32, n, pidx, npos, k, tidx, tpk):
+    """The positive documents that can rank in the top ``k`` (k < n): those whose float32 score
+    is >= tau, where at least k documents score >= tau. Every other positive document then has
+    k documents with a greater float32 score, hence a greater float64 score (rounding is
+    monotone): its rank is >= k and no measure cut off at k reads it. Writes their positions and
+    scores to ``tidx``/``tpk``; returns how many.
+
+    tau is the highest of the grid points max - (max - min) g / 16 (g = 1..16) with at least k
+    scores at or above it, each tested by one branch-free, vectorised count."""
+    lo = k32[0]
+    hi = k32[0]
+    for i in range(n):
+        lo = min(lo, k32[i])
+        hi = max(hi, k32[i])
+    tau = lo
+    for g in range(1, 16):
+        t = np.float32(hi - (hi - lo) * np.float32(g / 16.0))
+        c = np.int32(0)
+        for i in range(n):
+            c += np.int32(k32[i] >= t)
+        if c >= k:
+            tau = t
+            break
+    m = 0
+    for p in range(npos):
+        j = pidx[p]
+        v = k32[j]
+        tidx[m] = j
+        tpk[m] = v
+        m += v >= tau
+    return m
 
 
 @_jit
@@ -358,16 +395,29 @@ def rank_labels_f32(k32, lraw, pidx, pk, acc, n, npos, lab):
 
     The loop runs over documents i outside and the positive documents inside, so the inner loop
     is a contiguous, branch-free float32 compare-and-add (8 or 16 lanes per instruction): about
-    3x faster than the float64 loop of :func:`rank_labels_by_counting`."""
-    npad = (npos + 7) // 8 * 8
-    for p in range(npos, npad):
-        pk[p] = np.float32(np.inf)
-    for p in range(npad):
-        acc[p] = 0
-    for i in range(n):
-        ki = k32[i]
+    3x faster than the float64 loop of :func:`rank_labels_by_counting`. With few positive
+    documents (<= :data:`F32_ROWWISE_MAX`) the loops swap: one reduction per positive document.
+    """
+    if npos <= F32_ROWWISE_MAX:
+        # few positive documents: one vectorised reduction over the segment per document
+        for p in range(npos):
+            kj = pk[p]
+            eq = np.int32(0)
+            gt = np.int32(0)
+            for i in range(n):
+                eq += np.int32(k32[i] == kj)
+                gt += np.int32(k32[i] > kj)
+            acc[p] = eq + (gt << 16)
+    else:
+        npad = (npos + 7) // 8 * 8
+        for p in range(npos, npad):
+            pk[p] = np.float32(np.inf)
         for p in range(npad):
-            acc[p] += np.int32(ki == pk[p]) + (np.int32(ki > pk[p]) << 16)
+            acc[p] = 0
+        for i in range(n):
+            ki = k32[i]
+            for p in range(npad):
+                acc[p] += np.int32(ki == pk[p]) + (np.int32(ki > pk[p]) << 16)
     for p in range(npos):
         if (acc[p] & 0xFFFF) != 1:
             return False
