@@ -22,7 +22,7 @@ def test_integer_docids_compare_as_their_decimal_strings(a, b):
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from uefast.kernels.ordering import (  # noqa: E402
+from uefast.kernels.counting import (  # noqa: E402
     COUNT_BY_INDEX,
     COUNT_BY_KEY,
     rank_labels_f32,

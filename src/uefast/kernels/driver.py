@@ -26,18 +26,16 @@ from uefast.kernels.metrics import (
     measure_tied,
     paper_reb,
 )
-from uefast.kernels.ordering import (
+from uefast.kernels.counting import (
     F32_MAX_N,
-    TIE_EXPECTED,
     counting_ties,
     rank_labels_by_counting,
     rank_labels_f32,
     rank_labels_f32_ties,
     tie_keys_f32,
     top_positives,
-    rank_segment,
-    tie_groups,
 )
+from uefast.kernels.ordering import TIE_EXPECTED, rank_segment, tie_groups
 
 __all__ = ["judged_pass", "ranking_pass", "n_chunks"]
 
