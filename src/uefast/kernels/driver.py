@@ -18,7 +18,10 @@ import numba as nb
 import numpy as np
 
 from uefast.kernels.metrics import (
+    K_DCG,
+    K_ERR,
     K_NDCG,
+    K_RBP,
     gain,
     measure_iub,
     measure_plain,
@@ -139,6 +142,15 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
     nq = joff.shape[0] - 1
     nm = kinds.shape[0]
     nhist = max_label + 2 if max_label < _HIST_MAX else 1
+    # how many ideal-ranking labels the measures read: the closed forms read none; DCG and RBP
+    # read their top k, ERR every position (its REB); no cutoff means every position
+    need = 0
+    for m in range(nm):
+        if kinds[m] == K_ERR or ((kinds[m] == K_DCG or kinds[m] == K_NDCG or kinds[m] == K_RBP)
+                                 and ks[m] <= 0):
+            need = -1
+        elif (kinds[m] == K_DCG or kinds[m] == K_NDCG or kinds[m] == K_RBP) and need >= 0:
+            need = max(need, ks[m])
     for c in nb.prange(nchunks):
         q0 = nq * c // nchunks
         q1 = nq * (c + 1) // nchunks
@@ -161,6 +173,7 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
             # of their linear and exponential gains; labels <= 0 count as 0
             gsum_lin = 0.0
             gsum_exp = 0.0
+            fill = n if need < 0 else min(n, need)
             packed = 1 < nhist <= _PACKED_MAX and n < 65536
             if packed:
                 # at most 8 label values: count all of them in one pass into 16-bit fields of
@@ -201,7 +214,8 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
                     if cnt > 0:
                         gsum_lin += cnt * glin[v]
                         gsum_exp += cnt * gexp[v]
-                    lab[o:o + cnt] = v
+                    if o < fill:
+                        lab[o:min(o + cnt, fill)] = v
                     o += cnt
                     geq[v] = o
                     for u in range(4):
