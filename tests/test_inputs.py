@@ -114,6 +114,8 @@ def test_degenerate_policies():
     (lambda t: t.drop_columns(["qid"]), "missing column 'qid'"),
     (lambda t: t.drop_columns(["label"]), "missing column 'label'"),
     (lambda t: t.set_column(3, "score", pa.array([0.1, np.nan, 0.2, 0.3, 0.4])), "NaN at row 1"),
+    (lambda t: t.append_column("s2", pa.array([0.1, 0.5, 0.2, np.nan, np.nan])),
+     "score column 's2' has NaN at row 3"),
     (lambda t: t.set_column(2, "label", pa.array([0, 1.5, 1, 1, 0])), r"row 1 has 1\.5"),
     (lambda t: t.set_column(2, "label", pa.array(["a", "b", "c", "d", "e"])), "integer labels"),
     (lambda t: t.set_column(2, "label", pa.array([0, None, 1, 1, 0], pa.int64())), "null value.*first at row 1"),

@@ -12,13 +12,14 @@ Nothing here knows about input formats; nothing above it knows about Numba.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from uefast.inputs import NO_DOCIDS, DocIds, key_kind, string_buffers
+from uefast.inputs import NO_DOCIDS, DocIds, first_nan, key_kind, string_buffers
 from uefast.kernels.driver import judged_pass, n_chunks, ranking_pass
 from uefast.kernels.grouping import counting_sort, find_duplicate, run_starts_bytes, run_starts_int
 from uefast.kernels.metrics import K_AP, K_DCG, K_ERR, K_NDCG, K_P, K_R, K_RBP, K_RR, K_SP
@@ -220,18 +221,27 @@ def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.
 
 def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: np.ndarray,
                 scores: np.ndarray, qref: np.ndarray, ties: str, docs: DocIds,
-                plan: MeasurePlan, judged: JudgedStats) -> np.ndarray:
-    """Values ``[n_segments, n_measures]`` of every measure on every ranked segment."""
+                plan: MeasurePlan, judged: JudgedStats,
+                nan_error: Callable[[int], Exception] | None = None) -> np.ndarray:
+    """Values ``[n_segments, n_measures]`` of every measure on every ranked segment.
+
+    The kernel counts NaN scores as it reads them (NaN has no rank): with ``nan_error`` given,
+    ``nan_error(first NaN row)`` is raised when there is one (callers that evaluate every row
+    skip their own pass over the scores); without it the caller must have checked."""
     nseg = len(offsets) - 1
     out = np.zeros((nseg, len(plan.measures)))
     tabs = tables(max(_max_group(offsets), plan.max_cutoff, 1))
+    nch = n_chunks(nseg)
+    nan = np.zeros(nch, np.int64)
     with KERNEL_LOCK:
         ranking_pass(offsets, perm, has_perm, labels, scores, scores.view(np.int64), qref,
                      TIE_MODES[ties], docs.mode,
                      docs.ints, docs.offsets, docs.data, plan.kinds, plan.ks, plan.gtypes,
                      plan.rels, plan.fparams, plan.norms, judged.nrel, judged.idcg, tabs,
-                     n_chunks(nseg), float(COUNTING_FACTOR), bool(COUNTING_F32),
-                     top_k(plan) if TOP_K else 0, out)
+                     nch, float(COUNTING_FACTOR), bool(COUNTING_F32),
+                     top_k(plan) if TOP_K else 0, out, nan)
+    if nan_error is not None and nan.any():
+        raise nan_error(first_nan(scores))
     return out
 
 

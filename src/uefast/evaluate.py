@@ -25,6 +25,7 @@ from uefast.inputs import (
     docids,
     label_array,
     score_array,
+    score_nan_error,
     to_arrow,
 )
 from uefast.measures import Measure, parse_measures
@@ -206,10 +207,10 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         g = group_codes(scodes * nq + qcodes, ns * nq, q_g.keys)
         _check_duplicates(g, docs, doc_arr, names["docid"], "run", "(system, qid)")
         judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label)
-        scores = score_array(column(t, cols[0], what), cols[0], what)
+        scores = score_array(column(t, cols[0], what), cols[0], what, check_nan=False)
         qref = np.arange(g.n_groups, dtype=np.int64)
         vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
-                           judged)
+                           judged, nan_error=score_nan_error(cols[0], what))
         sizes = np.diff(g.offsets)
         keep = np.flatnonzero(sizes > 0)
         info["missing_system_queries"] = int(ns * nq - len(keep))
@@ -224,9 +225,11 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
     qref = np.arange(nq, dtype=np.int64)
     vals = np.empty((len(cols) * nq, len(mlist)))
     for s, c in enumerate(cols):
-        scores = score_array(column(t, c, what), c, what)
+        # every row is in a query group, so the ranking kernel sees (and checks) every score
+        scores = score_array(column(t, c, what), c, what, check_nan=False)
         vals[s * nq:(s + 1) * nq] = rank_values(g.offsets, g.perm, g.has_perm, labels, scores,
-                                                qref, ties, docs, plan, judged)
+                                                qref, ties, docs, plan, judged,
+                                                nan_error=score_nan_error(c, what))
     info["rows_evaluated"] = t.num_rows
     ns = len(cols)
     sizes = np.diff(g.offsets)

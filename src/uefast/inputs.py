@@ -90,6 +90,11 @@ def _first_nonintegral(x):
     return -1
 
 
+def first_nan(x: np.ndarray) -> int:
+    """Index of the first NaN in the float array ``x``, or -1."""
+    return int(_first_nan(x))
+
+
 @nb.njit(cache=True)
 def _first_nan(x):
     for i in range(x.shape[0]):
@@ -124,16 +129,24 @@ def label_array(arr: pa.Array, name: str, what: str, negative: str) -> np.ndarra
     return x
 
 
-def score_array(arr: pa.Array, name: str, what: str) -> np.ndarray:
-    """Scores as float64 (zero-copy for float64 columns). NaN is an error; +-inf are ordered."""
+def score_array(arr: pa.Array, name: str, what: str, check_nan: bool = True) -> np.ndarray:
+    """Scores as float64 (zero-copy for float64 columns). NaN is an error (``check_nan=False``
+    leaves the check to the caller, e.g. the ranking kernel: :func:`score_nan_error`); +-inf
+    are ordered."""
     t = arr.type
     if not (pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_decimal(t)):
         raise InputError(f"{what}: score column {name!r} must be numeric, got {t}")
     x = arr.to_numpy() if pa.types.is_float64(t) else arr.cast(pa.float64()).to_numpy()
-    bad = _first_nan(x)
-    if bad >= 0:
-        raise InputError(f"{what}: score column {name!r} has NaN at row {bad}")
+    if check_nan:
+        bad = _first_nan(x)
+        if bad >= 0:
+            raise score_nan_error(name, what)(bad)
     return x
+
+
+def score_nan_error(name: str, what: str):
+    """The error for a NaN score at a given row of column ``name``, as a callable of the row."""
+    return lambda row: InputError(f"{what}: score column {name!r} has NaN at row {row}")
 
 
 @dataclass(frozen=True)

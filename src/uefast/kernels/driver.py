@@ -115,17 +115,21 @@ def _take(score, label, i, npos, k32, pk, lraw, pidx):
 
 @nb.njit(cache=True, nogil=True)
 def _gather(perm, has_perm, base, n, scores, labels, k32, pk, lraw, pidx):
-    """What float32 counting needs of one segment; returns N+. Two copies of the loop, with and
-    without the permutation: a per-row ``if has_perm`` in one loop ran 2x slower (int8 labels)."""
+    """What float32 counting needs of one segment; returns (N+, number of NaN scores). Two
+    copies of the loop, with and without the permutation: a per-row ``if has_perm`` in one loop
+    ran 2x slower (int8 labels)."""
     npos = 0
+    nan = 0
     if has_perm:
         for i in range(n):
             r = perm[base + i]
             npos = _take(scores[r], labels[r], i, npos, k32, pk, lraw, pidx)
+            nan += k32[i] != k32[i]
     else:
         for i in range(n):
             npos = _take(scores[base + i], labels[base + i], i, npos, k32, pk, lraw, pidx)
-    return npos
+            nan += k32[i] != k32[i]
+    return npos, nan
 
 
 @nb.njit(parallel=True, cache=True, nogil=True)
@@ -265,7 +269,7 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
 @nb.njit(parallel=True, cache=True, nogil=True)
 def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_mode, doc_mode, doc_int,
                  doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, tabs,
-                 nchunks, counting_factor, use_f32, topk, out):
+                 nchunks, counting_factor, use_f32, topk, out, nan_out):
     """For each segment g (rows ``offsets[g]:offsets[g+1]``, query ``qref[g]``) rank the rows by
     score (descending, ``tie_mode``) and write every measure's value into ``out[g, m]``.
 
@@ -280,6 +284,7 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
     ``score_bits`` is ``scores`` viewed as int64. With ``topk`` > 0 (every measure has a cutoff
     <= topk) float32 counting ranks only the positive documents that can reach the top ``topk``
     (:func:`top_positives`); the other positions are left 0, and no measure reads them.
+    ``nan_out[c]`` counts the NaN scores met by chunk c (the caller may skip its own check).
     """
     nseg = offsets.shape[0] - 1
     nm = kinds.shape[0]
@@ -314,7 +319,8 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
             base = offsets[g]
             n = offsets[g + 1] - base
             q = qref[g]
-            npos = _gather(perm, has_perm, base, n, scores, labels, k32, pk, lraw, pidx)
+            npos, nan = _gather(perm, has_perm, base, n, scores, labels, k32, pk, lraw, pidx)
+            nan_out[c] += nan
             counted = False
             plain = tie_mode != TIE_EXPECTED
             if plain and npos <= counting_factor * np.log2(n + 1.0):
