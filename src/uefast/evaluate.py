@@ -350,13 +350,24 @@ def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
     else:
         v1a = pa.nulls(int(keep.sum()), pa.float64())
         v2a = v1a
-    sel = np.flatnonzero(keep)
-    row = sel // nm
+    if dropped:
+        sel = np.flatnonzero(keep)
+        row = sel // nm
+        m_of = sel % nm
+    else:  # every row kept: no gathers of the per-row arrays
+        sel = slice(None)
+        row = np.repeat(np.arange(nr), nm)
+        m_of = np.tile(np.arange(nm), nr)
     meas = pa.array([str(m) for m in mlist], pa.string())
+    if len(res.systems) == 1:
+        system = pa.DictionaryArray.from_arrays(np.zeros(len(row), np.int32), res.systems)
+        system = system.dictionary_decode()
+    else:
+        system = res.systems.take(pa.array(res.sys_idx[row]))
     columns = {
-        "system": res.systems.take(pa.array(res.sys_idx[row])),
+        "system": system,
         "qid": res.qids.take(pa.array(res.q_idx[row])),
-        "measure": meas.take(pa.array(sel % nm)),
+        "measure": meas.take(pa.array(m_of)),
         "value": pa.array(value[sel]),
         "iub": pa.array(iub[sel]),
         "reb": pa.array(reb[sel]),
@@ -370,7 +381,7 @@ def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
         columns["qid"] = columns["qid"].cast(pa.int64())
     elif not pa.types.is_string(columns["qid"].type):
         columns["qid"] = columns["qid"].cast(pa.string())
-    res.info["output_rows"] = int(len(sel))
+    res.info["output_rows"] = len(row)
     res.info["dropped_degenerate_rows"] = len(dropped)
     meta = {
         "uefast.version": __version__,
