@@ -173,7 +173,7 @@ def test_zz_report():
     if "uefast 1 system" not in TIMES:
         pytest.skip("run the whole module to get the report")
     base = TIMES["uefast 1 system"]
-    lines = [f"| engine | time (s) | rows/s | ratio to uefast 1 system |", "|---|---|---|---|"]
+    lines = ["| engine | time (s) | rows/s | ratio to uefast 1 system |", "|---|---|---|---|"]
     for name, sec in TIMES.items():
         if name.startswith("_"):
             continue

@@ -26,8 +26,9 @@ from uefast.kernels.metrics import K_AP, K_DCG, K_ERR, K_NDCG, K_P, K_R, K_RBP, 
 from uefast.kernels.ordering import TIE_DOCID, TIE_EXPECTED, TIE_INPUT
 from uefast.measures import GAIN_CODES, NORM_CODES, Measure
 
-__all__ = ["KERNEL_LOCK", "Grouping", "MeasurePlan", "JudgedStats", "group_keys", "group_codes", "plan_measures", "top_k",
-           "judged_stats", "rank_values", "duplicate_docid", "TIE_MODES", "tables"]
+__all__ = ["KERNEL_LOCK", "Grouping", "MeasurePlan", "JudgedStats", "group_keys", "group_codes",
+           "plan_measures", "top_k", "judged_stats", "rank_values", "duplicate_docid", "TIE_MODES",
+           "tables"]
 
 TIE_MODES = {"input": TIE_INPUT, "trec_eval": TIE_DOCID, "expected": TIE_EXPECTED}
 

@@ -267,9 +267,9 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
 
 
 @nb.njit(parallel=True, cache=True, nogil=True)
-def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_mode, doc_mode, doc_int,
-                 doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, tabs,
-                 nchunks, counting_factor, use_f32, topk, out, nan_out):
+def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_mode, doc_mode,
+                 doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
+                 idcg_q, tabs, nchunks, counting_factor, use_f32, topk, out, nan_out):
     """For each segment g (rows ``offsets[g]:offsets[g+1]``, query ``qref[g]``) rank the rows by
     score (descending, ``tie_mode``) and write every measure's value into ``out[g, m]``.
 
