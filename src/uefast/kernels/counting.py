@@ -7,8 +7,8 @@ The routines, tried in this order by the driver (each declines what it cannot ra
 
 * :func:`rank_labels_f32` -- float32 scores, packed int32 counters of greater and equal scores
   (16 lanes per AVX-512 instruction); declines a segment where a positive document shares its
-  float32 value. :func:`top_positives` first narrows it to the documents that can reach the top k when
-  every measure has a cutoff.
+  float32 value. :func:`top_positives` first narrows it to the documents that can reach the
+  top k when every measure has a cutoff.
 * :func:`rank_labels_f32_ties` -- the same for tied scores: exact ties told apart from float32
   collisions by a 32-bit fingerprint of the float64 bits (:func:`tie_keys_f32`), broken by
   position or by same-width integer docid.
@@ -174,8 +174,9 @@ def rank_labels_f32(k32, lraw, pidx, pk, acc, n, npos, lab):
 
     The loop runs over documents i outside and the positive documents inside, so the inner loop
     is a contiguous, branch-free float32 compare-and-add (8 lanes per AVX2 instruction, 16 per
-    AVX-512 one): about 3x faster than the float64 loop of :func:`rank_labels_by_counting`. With few positive
-    documents (<= :data:`F32_ROWWISE_MAX`) the loops swap: one reduction per positive document.
+    AVX-512 one): about 3x faster than the float64 loop of :func:`rank_labels_by_counting`.
+    With few positive documents (<= :data:`F32_ROWWISE_MAX`) the loops swap: one reduction per
+    positive document.
     """
     if npos <= F32_ROWWISE_MAX:
         # few positive documents: one vectorised reduction over the segment per document
