@@ -46,7 +46,8 @@ COUNTING_FACTOR = 48.0
 # to exercise the float64 counting path on every segment.
 COUNTING_F32 = True
 # When every measure has a cutoff (nDCG@10, P@5, ...) rank only the documents that can reach the
-# top k (a selection of the k-th largest score first). Tests turn it off to compare.
+# top k (those at or above a score threshold with >= k scores above it). Tests turn it off to
+# compare.
 TOP_K = True
 
 
