@@ -33,11 +33,13 @@ def _by_query(table, measure):
     return {r["qid"]: r for r in rows}
 
 
-def _check(queries, ties):
+def _check(queries, ties, measures=MEASURES):
+    """Every measure's value, IUB and Np on queries ``(labels, scores, docids)`` against the
+    reference ranking of tie policy ``ties``."""
     t = letor_table([(l, {"s": s}, d) for l, s, d in queries])
-    res = uefast.evaluate(t, measures=MEASURES, ties=ties)
+    res = uefast.evaluate(t, measures=measures, ties=ties)
     lmax = max(max(0, max(l)) for l, _, _ in queries)
-    for m in MEASURES:
+    for m in measures:
         got = _by_query(res, m)
         for qi, (labels, scores, docs) in enumerate(queries):
             row = got[qi + 1]
@@ -225,30 +227,19 @@ def test_scores_equal_in_float32_but_not_float64(ties, ranking_path):
 @pytest.mark.parametrize("max_label", [1, 6, 7, 12, 70_000])
 def test_judged_label_counting_for_every_label_range(max_label):
     """The judged pass counts labels three ways (packed 16-bit counters for <= 8 label values,
-    histograms up to 65,536 values, a sort beyond); each must give the reference IUB and REB."""
+    histograms up to 65,536 values, a sort beyond); each must give the reference value, IUB and
+    Np."""
     rng = np.random.default_rng(max_label)
     queries = []
     for _ in range(30):
         n = int(rng.integers(1, 60))
         labels = rng.integers(-2, max_label + 1, size=n).tolist()
         labels[0] = max_label
-        queries.append((labels, {"s": rng.standard_normal(n).tolist()}, None))
+        queries.append((labels, rng.standard_normal(n).tolist(), None))
     measures = parse_measures(["nDCG@5", "nDCG(gain=exp)@5", "AP", "P(rel=2)@3", "ERR@4"])
     if max_label == 70_000:
         measures = parse_measures(["nDCG@5", "AP", "P(rel=2)@3"])  # 2^70000 overflows exp gains
-    res = uefast.evaluate(letor_table(queries), measures=measures, ties="input").to_pylist()
-    nm = len(measures)
-    for qi, (labels, cols, _) in enumerate(queries):
-        order = naive.rank_input(cols["s"])
-        ideal = sorted((max(v, 0) for v in labels), reverse=True)
-        for mi, m in enumerate(measures):
-            got = res[qi * nm + mi]
-            assert got["measure"] == str(m)
-            assert got["value"] == pytest.approx(
-                naive_value(m, [labels[i] for i in order], labels, max_label), rel=1e-12, abs=1e-12)
-            assert got["iub"] == pytest.approx(
-                naive_value(m, ideal, labels, max_label), rel=1e-12, abs=1e-12), (qi, m)
-            assert got["n_rel"] == sum(v >= (2 if "rel=2" in str(m) else 1) for v in labels)
+    _check(queries, "input", measures)
 
 
 CUTOFF_MEASURES = parse_measures(["nDCG@10", "nDCG(gain=exp)@3", "P@5", "AP@10", "SP@4", "R@10",
@@ -277,14 +268,5 @@ def test_cutoff_only_measures_rank_only_the_top(ties, top_k, ranking_path, monke
             scores = rng.standard_normal(n).tolist()
         labels = rng.integers(-1, 4, size=n).tolist()
         docs = (rng.permutation(9000)[:n] + 1000).tolist()
-        queries.append((labels, {"s": scores}, docs))
-    res = uefast.evaluate(letor_table(queries), measures=CUTOFF_MEASURES, ties=ties).to_pylist()
-    nm = len(CUTOFF_MEASURES)
-    for qi, (labels, cols, docs) in enumerate(queries):
-        sc = cols["s"]
-        order = naive.rank_trec_eval(sc, docs) if ties == "trec_eval" else naive.rank_input(sc)
-        for mi, m in enumerate(CUTOFF_MEASURES):
-            got = res[qi * nm + mi]
-            assert got["measure"] == str(m)
-            assert got["value"] == pytest.approx(
-                naive_value(m, [labels[i] for i in order], labels, 3), rel=1e-12, abs=1e-12), (qi, m)
+        queries.append((labels, scores, docs))
+    _check(queries, ties, CUTOFF_MEASURES)

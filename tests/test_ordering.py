@@ -128,10 +128,7 @@ def test_float32_tie_counting_accepts_exact_ties_and_declines_collisions():
 @pytest.mark.parametrize("ties", ["trec_eval", "input"])
 def test_heavily_tied_segments_rank_as_float64(ties, ranking_path):
     """End to end on a segment mixing exact ties, float32-only collisions and edge values."""
-    import uefast
-    from conftest import letor_table, naive_value
-    import naive
-    from test_engine_vs_naive import MEASURES
+    from test_engine_vs_naive import _check
 
     rng = np.random.default_rng(7)
     queries = []
@@ -140,14 +137,5 @@ def test_heavily_tied_segments_rank_as_float64(ties, ranking_path):
         scores = rng.choice(_POOL + [3.0, 3.0, 4.0, 4.0], size=n).tolist()
         labels = rng.integers(0, 4, size=n).tolist()
         docs = (rng.permutation(9000)[:n] + 1000).tolist()
-        queries.append((labels, {"s": scores}, docs))
-    res = uefast.evaluate(letor_table(queries), measures=MEASURES, ties=ties).to_pylist()
-    nm = len(MEASURES)
-    for qi, (labels, cols, docs) in enumerate(queries):
-        sc = cols["s"]
-        order = naive.rank_trec_eval(sc, docs) if ties == "trec_eval" else naive.rank_input(sc)
-        for mi, m in enumerate(MEASURES):
-            got = res[qi * nm + mi]
-            assert got["measure"] == str(m)
-            assert got["value"] == pytest.approx(
-                naive_value(m, [labels[i] for i in order], labels, 3), abs=1e-12), (qi, m)
+        queries.append((labels, scores, docs))
+    _check(queries, ties)
