@@ -322,9 +322,11 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
             npos, nan = _gather(perm, has_perm, base, n, scores, labels, k32, pk, lraw, pidx)
             nan_out[c] += nan
             counted = False
-            plain = tie_mode != TIE_EXPECTED
-            if plain and npos <= counting_factor * np.log2(n + 1.0):
-                if use_f32 and n <= F32_MAX_N and (f32_no <= f32_ok + 2 or g % 16 == 0):
+            # rank by counting (float32 first) or, failing that, by sorting
+            countable = tie_mode != TIE_EXPECTED and npos <= counting_factor * np.log2(n + 1.0)
+            f32 = use_f32 and n <= F32_MAX_N
+            if countable:
+                if f32 and (f32_no <= f32_ok + 2 or g % 16 == 0):
                     if 0 < topk < n:
                         nt = top_positives(k32, n, pidx, npos, topk, tidx, tpk)
                         counted = rank_labels_f32(k32, lraw, tidx, tpk, acc, n, nt, lab)
@@ -340,8 +342,8 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
                     rows[i] = r
                     keys[i] = scores[r]
                     idx[i] = i
-                if plain and npos <= counting_factor * np.log2(n + 1.0):
-                    if use_f32 and n <= F32_MAX_N:
+                if countable:
+                    if f32:
                         tie_by = counting_ties(tie_mode, doc_mode, doc_int, rows, n, dkey)
                         if tie_keys_f32(keys, score_bits, rows, n, tie_by, dkey, k32, fp, tb):
                             counted = rank_labels_f32_ties(k32, fp, tb, lraw, pidx, pk, pf, pt,
