@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 
 from uefast.sample import mslr_like
 
@@ -21,3 +22,14 @@ N_SYSTEMS = 8
 def mslr_table(n_queries: int = N_QUERIES, n_systems: int = N_SYSTEMS, seed: int = 42):
     """The benchmark table (cached per process)."""
     return mslr_like(n_queries, n_systems, seed=seed)
+
+
+def best_time(fn, rounds: int) -> float:
+    """Least wall time of ``rounds`` calls of ``fn`` (the least disturbed estimate on a shared
+    machine)."""
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best

@@ -17,13 +17,12 @@ import os
 import platform
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 import uefast
-from _data import LARGE, N_QUERIES, N_QUERIES_LARGE, SMALL, mslr_table
+from _data import LARGE, N_QUERIES, N_QUERIES_LARGE, SMALL, best_time, mslr_table
 
 MEASURES = ["nDCG@10", "AP"]
 # Every figure is the best of N rounds (the machine is shared: the minimum is the least disturbed
@@ -40,12 +39,7 @@ def _one_system():
 
 
 def _timed(name, fn, rows, rounds):
-    best = float("inf")
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    TIMES[name] = best
+    TIMES[name] = best_time(fn, rounds)
     ROWS[name] = rows
 
 

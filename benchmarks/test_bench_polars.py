@@ -11,13 +11,12 @@ Target: polars / core <= 1.5. Run:
 """
 from __future__ import annotations
 
-import time
 
 import polars as pl
 
 import uefast
 import uefast.polars as uep
-from _data import N_QUERIES, mslr_table
+from _data import N_QUERIES, best_time, mslr_table
 
 MEASURES = ["nDCG@10", "AP"]
 STATS = ("value", "iub", "reb", "ue_v1", "ue_v2")
@@ -31,12 +30,7 @@ def _data():
 
 def _timed(name, fn, rounds=5):
     fn()  # warm-up (JIT cache, allocator)
-    best = float("inf")
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    TIMES[name] = best
+    TIMES[name] = best_time(fn, rounds)
 
 
 def _bench(benchmark, name, fn, rows):

@@ -35,12 +35,19 @@ def _is_space(c):
 
 
 @nb.njit(cache=True, nogil=True)
-def _scan(buf, k):
-    n = buf.size
+def _count_lines(buf):
+    """Number of lines in ``buf`` (newlines + 1): the row capacity of a line scanner."""
     n_lines = 1
-    for i in range(n):
+    for i in range(buf.size):
         if buf[i] == 10:
             n_lines += 1
+    return n_lines
+
+
+@nb.njit(cache=True, nogil=True)
+def _scan(buf, k):
+    n = buf.size
+    n_lines = _count_lines(buf)
     starts = np.empty((k, n_lines), np.int64)
     ends = np.empty((k, n_lines), np.int64)
     nfields = np.empty(n_lines, np.int64)

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from uefast.errors import InputError
+from uefast.io._scan import _count_lines
 from uefast.io._scan import _is_space as _sp
 from uefast.io._scan import gather_strings, line_text, parse_numbers, read_bytes, scan_fields
 
@@ -29,10 +30,7 @@ def _scan_letor(buf):
     """Per content line: label (start,end), qid value (start,end), docid (start,end or -1),
     line number, line start, and an error code (0 ok, 1 no qid field)."""
     n = buf.size
-    n_lines = 1
-    for i in range(n):
-        if buf[i] == 10:
-            n_lines += 1
+    n_lines = _count_lines(buf)
     out = np.empty((n_lines, 6), np.int64)
     lineno = np.empty(n_lines, np.int64)
     lstart = np.empty(n_lines, np.int64)
