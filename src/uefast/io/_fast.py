@@ -41,6 +41,7 @@ from uefast.io._hashtab import (  # noqa: F401  (re-exported)
     fnv_rows,
     topic_codes,
 )
+from uefast.io._words import scan_run_words
 from uefast.io._topics import (  # noqa: F401  (re-exported)
     build_topic_tables,
     group_rows,
@@ -146,12 +147,14 @@ def _end(buf, i, n):
 
 
 @nb.njit(cache=True, nogil=True)
-def _scan_run(buf, strict, pow5):
+def _scan_run(buf, strict, full, pow5):
     """Run lines ``qid Q0 docno rank score runid``.  Returns (ok, qs, qe, ds, de, dh, dw0, dw1,
     bits, slow_score, slow_rank, rs, re, rank, runid starts, runid ends) trimmed to the content
-    rows; ok False: use the general reader."""
+    rows; ok False: use the general reader.  Ranks and runid spans are only kept with ``full``
+    (every rank is checked either way; without ``full`` those three arrays are empty)."""
     n = buf.size
     cap = n // 11 + 2
+    fcap = cap if full else 0
     qs = np.empty(cap, np.int64)
     qe = np.empty(cap, np.int64)
     ds = np.empty(cap, np.int64)
@@ -160,9 +163,9 @@ def _scan_run(buf, strict, pow5):
     dw0 = np.empty(cap, np.uint64)
     dw1 = np.empty(cap, np.uint64)
     bits = np.empty(cap, np.uint64)
-    rank = np.empty(cap, np.int64)
-    ys = np.empty(cap, np.int64)
-    ye = np.empty(cap, np.int64)
+    rank = np.empty(fcap, np.int64)
+    ys = np.empty(fcap, np.int64)
+    ye = np.empty(fcap, np.int64)
     slow_s = np.empty(cap, np.int64)
     slow_r = np.empty(cap, np.int64)
     ns = 0
@@ -246,7 +249,8 @@ def _scan_run(buf, strict, pow5):
         while i < n and 48 <= buf[i] <= 57:
             v = v * 10 + (buf[i] - 48)
             i += 1
-        rank[row] = -v if s != d0 else v
+        if full:
+            rank[row] = -v if s != d0 else v
         if i == d0 or i - d0 > 18 or not _end(buf, i, n):
             slow_r[nr] = row
             nr += 1
@@ -272,8 +276,9 @@ def _scan_run(buf, strict, pow5):
         i, acc = _tok(buf, i, n)
         bad |= acc
         rs, re_ = s, i
-        ys[row] = s
-        ye[row] = i
+        if full:
+            ys[row] = s
+            ye[row] = i
         if bad >= 128:
             return _fail(qs)
         # rest of the line
@@ -287,8 +292,9 @@ def _scan_run(buf, strict, pow5):
         row += 1
     if row == 0:
         return _fail(qs)
+    fr = row if full else 0
     return (True, qs[:row], qe[:row], ds[:row], de[:row], dh[:row], dw0[:row], dw1[:row], bits[:row],
-            slow_s[:ns], slow_r[:nr], rs, re_, rank[:row], ys[:row], ye[:row])
+            slow_s[:ns], slow_r[:nr], rs, re_, rank[:fr], ys[:fr], ye[:fr])
 
 
 @nb.njit(cache=True, nogil=True)
@@ -298,8 +304,14 @@ def _fail(a):
     return False, e, e, e, e, u, u, u, u, e, e, 0, 0, e, e, e
 
 
-def scan_run(buf: np.ndarray, strict: bool):
-    return _scan_run(buf, strict, _POW5)
+def scan_run(buf: np.ndarray, strict: bool, full: bool = True):
+    """:func:`_scan_run`'s result (``full=False``: ranks and runid spans checked but not
+    returned), found by the word-at-a-time scanner (:func:`uefast.io._words.scan_run_words`)
+    when it takes the file, else by :func:`_scan_run`."""
+    res = scan_run_words(buf, strict, full, _POW5)
+    if res[0]:
+        return res
+    return _scan_run(buf, strict, full, _POW5)
 
 
 @nb.njit(cache=True, nogil=True)

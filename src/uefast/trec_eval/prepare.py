@@ -289,7 +289,7 @@ class ScannedRun:
         self = cls(path, extra_columns)
         buf = _fast.read_bytes(path)
         ok, qs, qe, ds, de, dh, dw0, dw1, bits, slow_s, slow_r, rs, re_, _, _, _ = _fast.scan_run(
-            buf, extra_columns != "ignore")
+            buf, extra_columns != "ignore", full=False)
         score = bits.view(np.float64)
         if ok and (slow_s.size or slow_r.size):
             ok = self._slow_numbers(buf, de, score, slow_s, slow_r)

@@ -1,0 +1,360 @@
+"""Word-at-a-time scanning of TREC run lines: the fast path in front of the byte scanner
+(:func:`uefast.io._fast._scan_run`).
+
+The byte scanner tests every byte for whitespace and breaks out of a loop at every field end (a
+mispredicted branch per field). Here each step loads 8 bytes as one little-endian 64-bit word
+(unaligned) and classifies all of them at once with carry-free byte arithmetic ("SWAR"; Lamport,
+*Multiple byte processing with full-word instructions*, CACM 1975; Warren, *Hacker's Delight*
+ch. 6), so that a field end is one trailing-zero count:
+
+* byte <= 32:      high bit of ``~(x + 0x5F..5F)``  (every byte < 128, so no carry crosses bytes);
+* ASCII digit:     not (byte >= 0x3A, high bit of ``x + 0x46..46``) and byte >= 0x30 (high bit of
+  ``(x | 0x80..80) - 0x30..30``);
+* up to 8 digits -> integer: fast_float's ``parse_eight_digits_unrolled`` (Lemire, *Number
+  parsing at a gigabyte per second*, Software: Practice and Experience 51(8), 2021), the digits
+  moved to the top bytes so that missing ones act as leading zeros;
+* decimal -> binary64: Clinger's exact fast path (*How to read floating point numbers
+  accurately*, PLDI 1990: w <= 2^53 and 10^f <= 10^22 are exact doubles, one IEEE division is
+  correctly rounded), else the same Eisel-Lemire routine as the byte scanner.
+
+Results are identical to the byte scanner's, by construction: :func:`_plain` first checks that
+every byte is ASCII and that the only bytes <= 32 are whitespace (else the file goes to the byte
+scanner, which knows every odd case), any line the byte scanner would refuse sends the whole file
+back to it, and numbers outside the fast forms (exponents, ``+``, more than 19 digits, ranks
+outside 1..8 plain digits) are parsed by the byte scanner's own routines. Tested against the byte
+scanner in ``tests/test_trec_words.py``.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.core.extending import intrinsic
+from numba.cpython.unsafe.numbers import trailing_zeros, viewer
+
+from uefast.io._floatparse import _eisel_lemire, _parse_float_open
+
+__all__ = ["scan_run_words"]
+
+_U = np.uint64
+_jit = nb.njit(cache=True, nogil=True)
+# the per-word helpers are inlined at Numba IR level: as separate calls the scanner ran 1.6x slower
+_inl = nb.njit(cache=True, nogil=True, inline="always")
+_HI = _U(0x8080808080808080)
+_LO4 = _U(0x0F0F0F0F0F0F0F0F)
+_C = _U(0x9E3779B97F4A7C15)
+_P10U = np.array([10 ** k for k in range(20)], dtype=np.uint64)
+_P10F = np.array([10.0 ** k for k in range(23)])
+
+
+@intrinsic
+def _load_le64(typingctx, arr, idx):
+    """The 8 bytes at ``arr[idx:idx + 8]`` as a little-endian uint64 (unaligned load, no bounds
+    check: callers go through :func:`_ld`)."""
+    sig = types.uint64(arr, types.int64)
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        ptr = builder.gep(ary.data, [args[1]])
+        return builder.load(builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
+    return sig, codegen
+
+
+@intrinsic
+def _bswap64(typingctx, x):
+    """Byte-reversed uint64 (one BSWAP)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, sig, args):
+        return builder.bswap(args[0])
+    return sig, codegen
+
+
+@_inl
+def _ld(buf, p, n):
+    """The 8 bytes at position p as a little-endian word; bytes at or past n read as 0."""
+    if p + 8 <= n:
+        return _load_le64(buf, p)
+    x = _U(0)
+    for k in range(8):
+        if p + k < n:
+            x |= _U(buf[p + k]) << _U(8 * k)
+    return x
+
+
+@_inl
+def _fend(buf, p, n):
+    """First position >= p whose byte is <= 32 (whitespace, once :func:`_plain` holds), or n."""
+    while True:
+        m = ~(_ld(buf, p, n) + _U(0x5F5F5F5F5F5F5F5F)) & _HI
+        if m != _U(0):
+            return min(p + np.int64(trailing_zeros(m) >> _U(3)), n)
+        p += 8
+
+
+@_inl
+def _ndig(x):
+    """How many of x's bytes, in memory order, are ASCII digits before the first other byte."""
+    nd = ((x + _U(0x4646464646464646)) | ~((x | _HI) - _U(0x3030303030303030))) & _HI
+    if nd == _U(0):
+        return 8
+    return np.int64(trailing_zeros(nd) >> _U(3))
+
+
+@_inl
+def _val(x, k):
+    """Value of x's first k (1..8) bytes as decimal digits, most significant first (fast_float's
+    parse_eight_digits_unrolled on the digits shifted to the top, zeros before them)."""
+    d = (x & _LO4) << _U(8 * (8 - k))
+    d = d * _U(10) + (d >> _U(8))
+    d = (((d & _U(0x000000FF000000FF)) * _U(0x000F424000000064))
+         + (((d >> _U(16)) & _U(0x000000FF000000FF)) * _U(0x0000271000000001))) >> _U(32)
+    return d & _U(0xFFFFFFFF)
+
+
+@_inl
+def _digit_run(buf, p, n):
+    """The digits starting at p: (value, count, end). A count > 19 means too many (the value is
+    then meaningless)."""
+    w = _U(0)
+    c = 0
+    while True:
+        x = _ld(buf, p, n)
+        k = _ndig(x)
+        if k > 0:
+            w = w * _P10U[k] + _val(x, k)
+            c += k
+            p += k
+        if k < 8 or c > 19:
+            return w, c, p
+
+
+@_jit
+def _score_bits(buf, s, e, n, pow5):
+    """(ok, binary64 bits) of the field [s, e) when it is ``-?d*(.d*)?`` with 1..19 digits;
+    ok False: any other form (left to the byte scanner's parser)."""
+    p = s
+    neg = buf[p] == 45
+    if neg:
+        p += 1
+    wi, li, p = _digit_run(buf, p, n)
+    wf = _U(0)
+    lf = 0
+    if p < e and buf[p] == 46:
+        wf, lf, p = _digit_run(buf, p + 1, n)
+    t = li + lf
+    if p != e or t == 0 or t > 19:
+        return False, _U(0)
+    w = wi * _P10U[lf] + wf
+    if w <= _U(9007199254740992):  # Clinger: both operands exact, lf <= 19 <= 22
+        bits = viewer(np.float64(w) / _P10F[lf], np.uint64)
+    else:
+        bits = _eisel_lemire(-lf, w, pow5)
+    if neg:
+        bits |= _U(1) << _U(63)
+    return True, bits
+
+
+@_inl
+def _word(buf, p, n, k):
+    """k (1..8) bytes at p packed big-endian, right-aligned (as ``_hashtab._dkey`` packs them)."""
+    x = _bswap64(_ld(buf, p, n))
+    if k < 8:
+        x = x >> _U(8 * (8 - k))
+    return x
+
+
+@_jit
+def _docno_key(buf, s, e, n):
+    """(hash, w0, w1) of the docno [s, e), equal to ``uefast.io._hashtab._dkey``'s: every full
+    8-byte word folded in with one multiply, the rest and the length in the last step."""
+    ln = e - s
+    h = _U(14695981039346656037)
+    w0 = _U(0)
+    w1 = _U(0)
+    nfull = ln // 8
+    for t in range(nfull):
+        w = _word(buf, s + 8 * t, n, 8)
+        if t == 0:
+            w0 = w
+        elif t == 1:
+            w1 = w
+        h = (h ^ w) * _C
+        h = h ^ (h >> _U(29))
+    rem = ln - 8 * nfull
+    w = _U(0)
+    if rem > 0:
+        w = _word(buf, s + 8 * nfull, n, rem)
+        if nfull == 0:
+            w0 = w
+        elif nfull == 1:
+            w1 = w
+    h = (h ^ w ^ (_U(ln) << _U(56))) * _C
+    return h ^ (h >> _U(32)), w0, w1
+
+
+@_jit
+def _plain(buf):
+    """True if every byte is ASCII and the only bytes <= 32 are whitespace (9..13, 32): the
+    condition under which byte <= 32 means "field end" (one vectorised pass)."""
+    bad = np.uint8(0)
+    for i in range(buf.size):
+        c = buf[i]
+        bad |= np.uint8(c >= 128) | np.uint8(c < 9) | (np.uint8(c > 13) & np.uint8(c < 32))
+    return bad == 0
+
+
+@_inl
+def _sp(c):
+    return c == 32 or (9 <= c <= 13 and c != 10)
+
+
+@_inl
+def _skip(buf, i, n):
+    while i < n and _sp(buf[i]):
+        i += 1
+    return i
+
+
+@_inl
+def _at_end(buf, i, n):
+    """True if no field starts at i (end of buffer, or a line end)."""
+    return i >= n or buf[i] <= 32
+
+
+@_jit
+def _rank_bytes(buf, s, n):
+    """The byte scanner's rank rule: (value, slow) -- digits after an optional '-', slow unless
+    1..18 digits span the field."""
+    j = s + 1 if buf[s] == 45 else s
+    d0 = j
+    v = 0
+    while j < n and 48 <= buf[j] <= 57:
+        v = v * 10 + (buf[j] - 48)
+        j += 1
+    if s != d0:
+        v = -v
+    return v, j == d0 or j - d0 > 18 or not _at_end(buf, j, n)
+
+
+@_jit
+def scan_run_words(buf, strict, full, pow5):
+    """:func:`uefast.io._fast._scan_run`'s result, found word-at-a-time, prefixed by
+    ``handled``: False (and empty arrays) when the byte scanner must take the file instead
+    (:func:`_plain` fails, or a line it would refuse)."""
+    n = buf.size
+    ok = _plain(buf)
+    cap = n // 11 + 2 if ok else 0
+    fcap = cap if full else 0
+    qs = np.empty(cap, np.int64)
+    qe = np.empty(cap, np.int64)
+    ds = np.empty(cap, np.int64)
+    de = np.empty(cap, np.int64)
+    dh = np.empty(cap, np.uint64)
+    dw0 = np.empty(cap, np.uint64)
+    dw1 = np.empty(cap, np.uint64)
+    bits = np.empty(cap, np.uint64)
+    rank = np.empty(fcap, np.int64)
+    ys = np.empty(fcap, np.int64)
+    ye = np.empty(fcap, np.int64)
+    slow_s = np.empty(cap, np.int64)
+    slow_r = np.empty(cap, np.int64)
+    ns = 0
+    nr = 0
+    rs, re_ = 0, 0
+    row = 0
+    i = 0
+    while ok and i < n:
+        c = buf[i]
+        if c <= 32 or c == 35:  # leading blanks, a blank line or a '#' comment line
+            i = _skip(buf, i, n)
+            if i >= n:
+                break
+            c = buf[i]
+            if c == 10:
+                i += 1
+                continue
+            if c == 35:
+                while i < n and buf[i] != 10:
+                    i += 1
+                i += 1
+                continue
+        # qid
+        e = _fend(buf, i, n)
+        qs[row] = i
+        qe[row] = e
+        # Q0 (any text)
+        i = _skip(buf, e, n)
+        if _at_end(buf, i, n):
+            ok = False  # too few fields: the byte scanner words the error
+            break
+        i = _skip(buf, _fend(buf, i, n), n)
+        if _at_end(buf, i, n):
+            ok = False
+            break
+        # docno, hashed
+        e = _fend(buf, i, n)
+        h, w0, w1 = _docno_key(buf, i, e, n)
+        ds[row] = i
+        de[row] = e
+        dh[row] = h
+        dw0[row] = w0
+        dw1[row] = w1
+        i = _skip(buf, e, n)
+        if _at_end(buf, i, n):
+            ok = False
+            break
+        # rank
+        e = _fend(buf, i, n)
+        ln = e - i
+        if 1 <= ln <= 8 and _ndig(_ld(buf, i, n)) >= ln:
+            v = np.int64(_val(_ld(buf, i, n), ln))
+        else:
+            v, slow = _rank_bytes(buf, i, n)
+            if slow:
+                slow_r[nr] = row
+                nr += 1
+        if full:
+            rank[row] = v
+        i = _skip(buf, e, n)
+        if _at_end(buf, i, n):
+            ok = False
+            break
+        # score
+        e = _fend(buf, i, n)
+        o, b = _score_bits(buf, i, e, n, pow5)
+        if not o:
+            o, b, p = _parse_float_open(buf, i, n, pow5)
+            if not o or not _at_end(buf, p, n):
+                slow_s[ns] = row
+                ns += 1
+        bits[row] = b
+        i = _skip(buf, e, n)
+        if _at_end(buf, i, n):
+            ok = False
+            break
+        # runid
+        e = _fend(buf, i, n)
+        rs, re_ = i, e
+        if full:
+            ys[row] = i
+            ye[row] = e
+        # the rest of the line: nothing, or extra columns (refused when strict)
+        i = _skip(buf, e, n)
+        if i < n and buf[i] != 10:
+            if strict:
+                ok = False
+                break
+            while i < n and buf[i] != 10:
+                i += 1
+        i += 1
+        row += 1
+    if not ok or row == 0:
+        row = 0
+        ns = 0
+        nr = 0
+        ok = False
+    fr = row if full else 0
+    return (ok, qs[:row], qe[:row], ds[:row], de[:row], dh[:row], dw0[:row], dw1[:row],
+            bits[:row], slow_s[:ns], slow_r[:nr], rs, re_, rank[:fr], ys[:fr], ye[:fr])
