@@ -256,3 +256,21 @@ def test_prepare_matches_python_reference(tmp_path, seed, opt):
                     (read_run(rp, extra_columns="ignore"), QrelsIndex.build(read_qrels(qp)))]:
         got = prepare(run, qi, **kw)
         assert (got.qids, got.rel.tolist(), got.off.tolist()) == want
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_evaluate_trec_files_error_order(tmp_path, workers):
+    """The qrels are indexed while the first runs are scanned (workers > 1); a bad qrels file is
+    still the error reported, before any bad run, and a bad run is named when the qrels are fine."""
+    qtext, rtext = _synthetic(0)
+    good_q = _write(tmp_path, "q.txt", qtext)
+    bad_q = _write(tmp_path, "bad_q.txt", "1 0 d1 1\n2 0 d2 x\n")
+    good_r = _write(tmp_path, "r.txt", rtext)
+    bad_r = _write(tmp_path, "bad_r.txt", "1 Q0 d1 1 1.0\n")
+    with pytest.raises(InputError, match="bad_q.txt"):
+        evaluate_trec_files(bad_q, [bad_r, good_r], ["official"], workers=workers)
+    with pytest.raises(InputError, match="bad_r.txt"):
+        evaluate_trec_files(good_q, [good_r, bad_r], ["official"], workers=workers)
+    res = evaluate_trec_files(good_q, [good_r, good_r], ["official"], workers=workers)
+    ref = evaluate_trec(read_run(good_r, extra_columns="ignore"), read_qrels(good_q), ["official"])
+    assert [format_text(r, per_query=True) for r in res] == [format_text(ref, per_query=True)] * 2

@@ -106,19 +106,32 @@ def evaluate_trec_files(qrels: QrelsIndex | pa.Table | str | os.PathLike,
     :func:`evaluate_trec`.  Results come in the order of ``runs``; the first failing file (in
     that order) raises.
     """
-    qi = qrels if isinstance(qrels, QrelsIndex) else (
-        QrelsIndex.from_file(qrels) if isinstance(qrels, (str, os.PathLike)) else QrelsIndex.build(qrels))
+    def index():
+        if isinstance(qrels, QrelsIndex):
+            return qrels
+        if isinstance(qrels, (str, os.PathLike)):
+            return QrelsIndex.from_file(qrels)
+        return QrelsIndex.build(qrels)
+
     runs = list(runs)
     if workers is None:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     n = max(1, min(workers, len(runs)))
-
-    def one(path):
-        return evaluate_trec(ScannedRun.scan(path), qi, measures, **options)
-
     if n == 1:
-        return [one(p) for p in runs]
-    with ThreadPoolExecutor(n) as ex:
+        qi = index()
+        return [evaluate_trec(ScannedRun.scan(p), qi, measures, **options) for p in runs]
+    # the qrels are indexed in one more thread while the first runs are read and scanned
+    with ThreadPoolExecutor(n + 1) as ex:
+        qf = ex.submit(index)
+
+        def one(path):
+            try:
+                scanned = ScannedRun.scan(path)
+            except Exception:
+                qf.result()  # a qrels error is reported first, as when the qrels come first
+                raise
+            return evaluate_trec(scanned, qf.result(), measures, **options)
+
         return list(ex.map(one, runs))
 
 
