@@ -336,3 +336,21 @@ def run_index(buf, qs, qe, ds, de, dh, dw0, dw1, first, cnt, byr, score, nq, t_d
                 _sort_ties(seg[k:k2], tmp, buf, ds, de)
             k = k2
     return order, counts, rr, warm
+
+
+@nb.njit(cache=True, nogil=True)
+def ranked_rel(order, rr, row_label):
+    """trec_eval's relevance value of every ranked row, in rank order: the qrels label of row
+    ``rr[order[k]]`` (-2 where that label is negative: pooled but unjudged), -1 where ``rr`` is
+    -1 (not in the qrels). One pass, one output array (no NumPy temporaries)."""
+    n = order.size
+    out = np.empty(n, np.int64)
+    for k in range(n):
+        r = rr[order[k]]
+        v = np.int64(-1)
+        if r >= 0:
+            v = np.int64(row_label[r])
+            if v < 0:
+                v = -2
+        out[k] = v
+    return out

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from uefast.errors import InputError
 from uefast.io import _fast
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
+from uefast.io._topics import ranked_rel
 from uefast.trec_eval.ordering import rank_order
 
 __all__ = ["QrelsIndex", "Prepared", "ScannedRun", "prepare"]
@@ -196,9 +197,9 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
             order, counts, r, _ = _fast.run_index(
                 buf, qs, qe, ds, de, dh, dw0, dw1, first, cnt, byr, score, len(qi.qids), qi.t_data, qi.t_start,
                 qi.t_end, qi.t_slots, qi.t_keys, qi.table, qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end)
-            qc_s = np.repeat(np.arange(len(qi.qids), dtype=np.int64), counts)
-            return _finish(qi, qc_s, r[order], counts, max_docs=max_docs, judged_only=judged_only,
-                           complete=complete, bogus_missing=bogus_missing, level=level)
+            return _finish(qi, ranked_rel(order, r, qi.row_label), counts, max_docs=max_docs,
+                           judged_only=judged_only, complete=complete, bogus_missing=bogus_missing,
+                           level=level)
     qc = _fast.topic_codes(_fast.readonly(qd), qo[:-1], qo[1:], qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys)
     idx = np.flatnonzero(qc >= 0)
     if idx.size < qc.size:
@@ -223,16 +224,17 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
     # relevance lookup (hash join on (topic, docno), verified bytewise)
     ds, de = doff[:-1], doff[1:]
     r = _fast.probe_topic_rows(qc, _fast.readonly(ddata), ds, de, qi.table, qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end)
-    return _finish(qi, qc_s, r[order], counts, max_docs=max_docs, judged_only=judged_only, complete=complete,
-                   bogus_missing=bogus_missing, level=level)
+    return _finish(qi, ranked_rel(order, r, qi.row_label), counts, max_docs=max_docs, judged_only=judged_only,
+                   complete=complete, bogus_missing=bogus_missing, level=level)
 
 
-def _finish(qi: QrelsIndex, qc_s: np.ndarray, r: np.ndarray, counts: np.ndarray, *, max_docs, judged_only,
+def _finish(qi: QrelsIndex, rel: np.ndarray, counts: np.ndarray, *, max_docs, judged_only,
             complete, bogus_missing, level) -> Prepared:
-    """Ranked rows (topic codes ``qc_s``, qrels rows ``r``, -1 unjudged) -> :class:`Prepared`."""
+    """Ranked rows (``rel``: relevance values in rank order, :func:`ranked_rel`; ``counts[t]``
+    rows of qrels topic t, topics in code order) -> :class:`Prepared`."""
     nq = len(qi.qids)
-    lab = qi.row_label[np.maximum(r, 0)]
-    rel = np.where(r >= 0, np.where(lab < 0, -2, lab), -1)
+    qc_s = np.repeat(np.arange(nq, dtype=np.int64), counts) if (max_docs is not None or judged_only or
+                                                                bogus_missing) else None
     sel = None
     if max_docs is not None:
         starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
@@ -342,5 +344,5 @@ class ScannedRun:
             self.byr, score, len(qi.qids), qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys, qi.table,
             qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end)
         qc_s = np.repeat(np.arange(len(qi.qids), dtype=np.int64), counts)
-        return _finish(qi, qc_s, r[order], counts, max_docs=max_docs, judged_only=judged_only,
-                       complete=complete, bogus_missing=bogus_missing, level=level)
+        return _finish(qi, ranked_rel(order, r, qi.row_label), counts, max_docs=max_docs,
+                       judged_only=judged_only, complete=complete, bogus_missing=bogus_missing, level=level)
