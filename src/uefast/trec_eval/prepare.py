@@ -343,6 +343,5 @@ class ScannedRun:
             self.buf, self.qs, self.qe, self.ds, self.de, self.dh, self.dw0, self.dw1, self.first, self.cnt,
             self.byr, score, len(qi.qids), qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys, qi.table,
             qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end)
-        qc_s = np.repeat(np.arange(len(qi.qids), dtype=np.int64), counts)
         return _finish(qi, ranked_rel(order, r, qi.row_label), counts, max_docs=max_docs,
                        judged_only=judged_only, complete=complete, bogus_missing=bogus_missing, level=level)
