@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import sys
 import zlib
 from pathlib import Path
 
@@ -57,6 +58,7 @@ __all__ = ["read_bytes", "decompress", "parse_float_bytes", "scan_run", "scan_qr
 
 _U = np.uint64
 _GZIP_MAGIC = b"\x1f\x8b"
+_LITTLE_ENDIAN = sys.byteorder == "little"
 
 try:  # optional accelerator (ISA-L inflate, 2-3x faster than zlib); same output bytes
     from isal import isal_zlib as _zlib  # type: ignore
@@ -308,9 +310,10 @@ def scan_run(buf: np.ndarray, strict: bool, full: bool = True):
     """:func:`_scan_run`'s result (``full=False``: ranks and runid spans checked but not
     returned), found by the word-at-a-time scanner (:func:`uefast.io._words.scan_run_words`)
     when it takes the file, else by :func:`_scan_run`."""
-    res = scan_run_words(buf, strict, full, _POW5)
-    if res[0]:
-        return res
+    if _LITTLE_ENDIAN:  # the word scanner's loads assume little-endian words
+        res = scan_run_words(buf, strict, full, _POW5)
+        if res[0]:
+            return res
     return _scan_run(buf, strict, full, _POW5)
 
 
