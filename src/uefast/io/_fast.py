@@ -42,7 +42,7 @@ from uefast.io._hashtab import (  # noqa: F401  (re-exported)
     fnv_rows,
     topic_codes,
 )
-from uefast.io._words import scan_run_words
+from uefast.io._words import run_arrays, run_result, scan_run_words
 from uefast.io._topics import (  # noqa: F401  (re-exported)
     build_topic_tables,
     group_rows,
@@ -155,21 +155,8 @@ def _scan_run(buf, strict, full, pow5):
     rows; ok False: use the general reader.  Ranks and runid spans are only kept with ``full``
     (every rank is checked either way; without ``full`` those three arrays are empty)."""
     n = buf.size
-    cap = n // 11 + 2
-    fcap = cap if full else 0
-    qs = np.empty(cap, np.int64)
-    qe = np.empty(cap, np.int64)
-    ds = np.empty(cap, np.int64)
-    de = np.empty(cap, np.int64)
-    dh = np.empty(cap, np.uint64)
-    dw0 = np.empty(cap, np.uint64)
-    dw1 = np.empty(cap, np.uint64)
-    bits = np.empty(cap, np.uint64)
-    rank = np.empty(fcap, np.int64)
-    ys = np.empty(fcap, np.int64)
-    ye = np.empty(fcap, np.int64)
-    slow_s = np.empty(cap, np.int64)
-    slow_r = np.empty(cap, np.int64)
+    arrays = run_arrays(n, full)
+    qs, qe, ds, de, dh, dw0, dw1, bits, rank, ys, ye, slow_s, slow_r = arrays
     ns = 0
     nr = 0
     rs, re_ = 0, 0
@@ -294,9 +281,7 @@ def _scan_run(buf, strict, full, pow5):
         row += 1
     if row == 0:
         return _fail(qs)
-    fr = row if full else 0
-    return (True, qs[:row], qe[:row], ds[:row], de[:row], dh[:row], dw0[:row], dw1[:row], bits[:row],
-            slow_s[:ns], slow_r[:nr], rs, re_, rank[:fr], ys[:fr], ye[:fr])
+    return run_result(True, arrays, row, ns, nr, rs, re_, full)
 
 
 @nb.njit(cache=True, nogil=True)

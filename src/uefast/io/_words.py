@@ -239,27 +239,38 @@ def _rank_bytes(buf, s, n):
 
 
 @_jit
+def run_arrays(n, full):
+    """Output arrays of a run scanner over ``n`` bytes (qid/docno offsets, docno hash and words,
+    score bits, rank, runid offsets, slow-number rows): room for every line of >= 11 bytes; rank
+    and runid offsets only with ``full``. Shared by this scanner and the byte scanner."""
+    cap = n // 11 + 2 if n > 0 else 0
+    fcap = cap if full else 0
+    return (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
+            np.empty(cap, np.int64), np.empty(cap, np.uint64), np.empty(cap, np.uint64),
+            np.empty(cap, np.uint64), np.empty(cap, np.uint64), np.empty(fcap, np.int64),
+            np.empty(fcap, np.int64), np.empty(fcap, np.int64), np.empty(cap, np.int64),
+            np.empty(cap, np.int64))
+
+
+@_jit
+def run_result(ok, arrays, row, ns, nr, rs, re_, full):
+    """A run scanner's result: ``ok``, the :func:`run_arrays` trimmed to ``row`` rows (``ns`` /
+    ``nr`` slow scores / ranks), the last runid's offsets."""
+    qs, qe, ds, de, dh, dw0, dw1, bits, rank, ys, ye, slow_s, slow_r = arrays
+    fr = row if full else 0
+    return (ok, qs[:row], qe[:row], ds[:row], de[:row], dh[:row], dw0[:row], dw1[:row],
+            bits[:row], slow_s[:ns], slow_r[:nr], rs, re_, rank[:fr], ys[:fr], ye[:fr])
+
+
+@_jit
 def scan_run_words(buf, strict, full, pow5):
     """:func:`uefast.io._fast._scan_run`'s result, found word-at-a-time, prefixed by
     ``handled``: False (and empty arrays) when the byte scanner must take the file instead
     (:func:`_plain` fails, or a line it would refuse)."""
     n = buf.size
     ok = _plain(buf)
-    cap = n // 11 + 2 if ok else 0
-    fcap = cap if full else 0
-    qs = np.empty(cap, np.int64)
-    qe = np.empty(cap, np.int64)
-    ds = np.empty(cap, np.int64)
-    de = np.empty(cap, np.int64)
-    dh = np.empty(cap, np.uint64)
-    dw0 = np.empty(cap, np.uint64)
-    dw1 = np.empty(cap, np.uint64)
-    bits = np.empty(cap, np.uint64)
-    rank = np.empty(fcap, np.int64)
-    ys = np.empty(fcap, np.int64)
-    ye = np.empty(fcap, np.int64)
-    slow_s = np.empty(cap, np.int64)
-    slow_r = np.empty(cap, np.int64)
+    arrays = run_arrays(n if ok else 0, full)
+    qs, qe, ds, de, dh, dw0, dw1, bits, rank, ys, ye, slow_s, slow_r = arrays
     ns = 0
     nr = 0
     rs, re_ = 0, 0
@@ -351,10 +362,5 @@ def scan_run_words(buf, strict, full, pow5):
         i += 1
         row += 1
     if not ok or row == 0:
-        row = 0
-        ns = 0
-        nr = 0
-        ok = False
-    fr = row if full else 0
-    return (ok, qs[:row], qe[:row], ds[:row], de[:row], dh[:row], dw0[:row], dw1[:row],
-            bits[:row], slow_s[:ns], slow_r[:nr], rs, re_, rank[:fr], ys[:fr], ye[:fr])
+        return run_result(False, arrays, 0, 0, 0, 0, 0, full)
+    return run_result(True, arrays, row, ns, nr, rs, re_, full)
