@@ -2,7 +2,9 @@
 
 One Numba pass per file tokenizes every line, parses the score (correctly rounded: Eisel-Lemire,
 see :func:`_eisel_lemire`), checks the rank, and hashes the docno; no Arrow string column and no
-Python object is built per line.  Open-addressing hash tables map qids to topic codes, docnos to
+Python object is built per line.  Run files go first to the word-at-a-time scanner
+(:mod:`uefast.io._words`, same results 8 bytes per step); the byte loop here takes every file it
+declines.  Open-addressing hash tables map qids to topic codes, docnos to
 qrels rows (one small table per topic, so that a run grouped by topic is joined in cache), and
 detect repeated docnos.  A hash match is never trusted alone: docnos of up to 16 bytes are keyed by
 their bytes packed into two 64-bit words plus the length (an exact comparison), longer ones and

@@ -100,7 +100,8 @@ def evaluate_trec_files(qrels: QrelsIndex | pa.Table | str | os.PathLike,
                         runs: Sequence[str | os.PathLike], measures: list[str] | None = None, *,
                         workers: int | None = None, **options) -> list[TrecEvalResult]:
     """:func:`evaluate_trec` for several run files against one qrels, files processed in
-    parallel threads (gunzip, the fused scan, the join and the sort release the GIL).
+    parallel threads (gunzip, the fused scan, the join and the sort release the GIL); a qrels
+    file is indexed in one more thread while the first runs are read.
 
     ``workers`` defaults to the number of usable CPUs; ``options`` are those of
     :func:`evaluate_trec`.  Results come in the order of ``runs``; the first failing file (in
