@@ -139,3 +139,16 @@ def test_heavily_tied_segments_rank_as_float64(ties, ranking_path):
         docs = (rng.permutation(9000)[:n] + 1000).tolist()
         queries.append((labels, scores, docs))
     _check(queries, ties)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2**62), max_size=200), st.integers(0, 5))
+def test_heapsort_desc(values, extra):
+    """The driver's sort for label lists too wide to count: descending, in place, a[n:] untouched."""
+    from uefast.kernels.ordering import heapsort_desc
+
+    a = np.array(values + [7] * extra, dtype=np.int64)
+    n = len(values)
+    heapsort_desc(a, n)
+    assert a[:n].tolist() == sorted(values, reverse=True)
+    assert a[n:].tolist() == [7] * extra

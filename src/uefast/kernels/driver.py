@@ -38,7 +38,7 @@ from uefast.kernels.counting import (
     tie_keys_f32,
     top_positives,
 )
-from uefast.kernels.ordering import TIE_EXPECTED, rank_segment, tie_groups
+from uefast.kernels.ordering import TIE_EXPECTED, heapsort_desc, rank_segment, tie_groups
 
 __all__ = ["judged_pass", "ranking_pass", "n_chunks"]
 
@@ -229,7 +229,7 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
                     lab[i] = gend[i]
                     gsum_lin += gain(lab[i], 0)
                     gsum_exp += gain(lab[i], 1)
-                lab[:n] = -np.sort(-lab[:n])
+                heapsort_desc(lab, n)
             for m in range(nm):
                 kind = kinds[m]
                 rel = rels[m]

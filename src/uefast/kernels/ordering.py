@@ -205,6 +205,33 @@ def _insertion_desc(keys, idx, lo, hi):
 
 
 @_jit
+def heapsort_desc(a, n):
+    """Sort the integers a[0:n] descending in place: heapsort (Williams 1964) on a min-heap,
+    O(n log n), no recursion and no scratch. For label lists too wide to count (labels >= 2^16);
+    used instead of ``np.sort`` so that NumPy's sort is not compiled into the driver."""
+    for start in range(n // 2 - 1, -1, -1):
+        _sift_min(a, start, n)
+    for end in range(n - 1, 0, -1):
+        a[0], a[end] = a[end], a[0]  # the smallest goes last
+        _sift_min(a, 0, end)
+
+
+@_jit
+def _sift_min(a, i, n):
+    """Restore the min-heap property below position i of a[0:n]."""
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            return
+        if c + 1 < n and a[c + 1] < a[c]:
+            c += 1
+        if a[i] <= a[c]:
+            return
+        a[i], a[c] = a[c], a[i]
+        i = c
+
+
+@_jit
 def quicksort_desc(keys, idx, n, stack):
     """Unstable in-place sort of keys[0:n] descending with idx alongside; ``stack`` is int64
     scratch of length >= 128 (the smaller side is always handled first: depth <= log2 n).
