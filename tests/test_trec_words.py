@@ -154,3 +154,14 @@ def test_docno_key_equals_dkey():
             assert _words._docno_key(data, 1, 1 + ln, data.size) == _dkey(data, 1, 1 + ln)
             end = np.frombuffer(doc, np.uint8)  # ends at the buffer's end: the tail-load path
             assert _words._docno_key(end, 0, ln, end.size) == _dkey(end, 0, ln)
+
+
+def test_scan_run_takes_strided_buffers():
+    """A non-contiguous byte view goes to the byte scanner (the word loads need contiguous
+    memory) and gives the same result as a contiguous copy."""
+    data = b"1 Q0 d1 1 0.5 r\n1 Q0 d2 2 0.25 r\n"
+    wide = np.zeros(2 * len(data), np.uint8)
+    wide[::2] = np.frombuffer(data, np.uint8)
+    strided = wide[::2]
+    assert not strided.flags.c_contiguous
+    _same(_fast.scan_run(strided, False), _fast.scan_run(np.frombuffer(data, np.uint8), False))

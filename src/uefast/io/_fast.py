@@ -297,7 +297,7 @@ def scan_run(buf: np.ndarray, strict: bool, full: bool = True):
     """:func:`_scan_run`'s result (``full=False``: ranks and runid spans checked but not
     returned), found by the word-at-a-time scanner (:func:`uefast.io._words.scan_run_words`)
     when it takes the file, else by :func:`_scan_run`."""
-    if _LITTLE_ENDIAN:  # the word scanner's loads assume little-endian words
+    if _LITTLE_ENDIAN and buf.flags.c_contiguous:  # its loads assume contiguous little-endian words
         res = scan_run_words(buf, strict, full, _POW5)
         if res[0]:
             return res
