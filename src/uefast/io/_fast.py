@@ -39,6 +39,7 @@ from uefast.io._floatparse import (  # noqa: F401  (re-exported)
 )
 from uefast.io._hashtab import (  # noqa: F401  (re-exported)
     _cap,
+    _dkey,
     build_table,
     dkey_rows,
     fnv_rows,
@@ -188,44 +189,17 @@ def _scan_run(buf, strict, full, pow5):
         if _end(buf, i, n):
             return _fail(qs)
         i, _ = _tok(buf, i, n)
-        # field 2: docno, hashed while scanning
+        # field 2: docno, and its hash table key
         i = _skip(buf, i, n)
         if _end(buf, i, n):
             return _fail(qs)
         s = i
-        h = _U(14695981039346656037)
-        w = _U(0)
-        w0 = _U(0)
-        w1 = _U(0)
-        k = 0
-        c8 = 0
-        while i < n:  # inlined _dkey
-            c = buf[i]
-            if c == 32 or (9 <= c <= 13):
-                break
-            bad |= c
-            w = (w << _U(8)) | _U(c)
-            k += 1
-            if k == 8:
-                if c8 == 0:
-                    w0 = w
-                elif c8 == 1:
-                    w1 = w
-                c8 += 1
-                h = (h ^ w) * _U(0x9E3779B97F4A7C15)
-                h = h ^ (h >> _U(29))
-                w = _U(0)
-                k = 0
-            i += 1
-        if k > 0:
-            if c8 == 0:
-                w0 = w
-            elif c8 == 1:
-                w1 = w
-        h = (h ^ w ^ (_U(i - s) << _U(56))) * _U(0x9E3779B97F4A7C15)
+        i, acc = _tok(buf, i, n)
+        bad |= acc
+        h, w0, w1 = _dkey(buf, s, i)
         ds[row] = s
         de[row] = i
-        dh[row] = h ^ (h >> _U(32))
+        dh[row] = h
         dw0[row] = w0
         dw1[row] = w1
         # field 3: rank

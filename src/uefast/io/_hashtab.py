@@ -60,8 +60,8 @@ _EMPTY = _U(0xFFFFFFFFFFFFFFFF)
 def _dkey(data, s, e):
     """(hash, w0, w1) of a docno: w0 / w1 pack its first / next 8 bytes, so that for docnos of
     at most 16 bytes (w0, w1, length) *is* the docno and hash-table matches need no byte
-    comparison.  The hash folds every 8-byte word in with one multiply (the same function is
-    inlined in :func:`_scan_run`)."""
+    comparison.  The hash folds every 8-byte word in with one multiply (the word-at-a-time run
+    scanner computes the same key from whole words: :func:`uefast.io._words._docno_key`)."""
     h = _U(14695981039346656037)
     w = _U(0)
     w0 = _U(0)
