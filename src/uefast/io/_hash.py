@@ -11,6 +11,8 @@ import numba as nb
 import numpy as np
 import pyarrow as pa
 
+from uefast.io._hashtab import _eqb
+
 __all__ = ["str_buffers", "hash_keys", "first_duplicate", "lookup"]
 
 _FNV_OFFSET = np.uint64(14695981039346656037)
@@ -55,13 +57,8 @@ def hash_keys(code, off1, data1, off2, data2):
 
 @nb.njit(cache=True, nogil=True)
 def _eq(off, data, i, j):
-    a0, a1, b0, b1 = off[i], off[i + 1], off[j], off[j + 1]
-    if a1 - a0 != b1 - b0:
-        return False
-    for k in range(a1 - a0):
-        if data[a0 + k] != data[b0 + k]:
-            return False
-    return True
+    """Strings i and j of one (offsets, data) column are equal (bytewise)."""
+    return _eqb(data, off[i], off[i + 1], data, off[j], off[j + 1])
 
 
 @nb.njit(cache=True, nogil=True)
