@@ -6,8 +6,6 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-_U = np.uint64
-
 from uefast.io._hashtab import (  # noqa: F401
     _EMPTY,
     _dkey,
@@ -19,6 +17,9 @@ from uefast.io._hashtab import (  # noqa: F401
     _wfind,
     _wput,
 )
+from uefast.kernels.grouping import counting_sort
+
+_U = np.uint64
 
 # --------------------------------------------------------------------------------------------
 # Ordering: topic, score descending, docno descending (bytes)
@@ -158,16 +159,7 @@ def _pow2(m):
 def group_rows(code, nq, data, starts, ends):
     """Rows grouped by code (stable): (perm, row_start per code, gathered bytes, new starts/ends)."""
     n = code.size
-    cnt = np.zeros(nq + 1, np.int64)
-    for i in range(n):
-        cnt[code[i] + 1] += 1
-    for t in range(nq):
-        cnt[t + 1] += cnt[t]
-    pos = cnt[:nq].copy()
-    perm = np.empty(n, np.int64)
-    for i in range(n):
-        perm[pos[code[i]]] = i
-        pos[code[i]] += 1
+    cnt, perm = counting_sort(code, nq)
     total = 0
     for i in range(n):
         total += ends[i] - starts[i]
@@ -232,21 +224,12 @@ def run_group(buf, qs, qe, ds, de, dh, dw0, dw1):
     """Group a scanned run by qid (codes in order of first appearance) and detect a repeated
     (qid, docno).  Returns (ok, first row of every qid, group offsets, rows grouped); ok False:
     some docno repeats (the caller then goes through the general reader and its error)."""
-    n = qs.size
     rcode, first = intern_rows(buf, qs, qe)
     nr = first.size
-    cnt = np.zeros(nr + 1, np.int64)
-    for i in range(n):
-        cnt[rcode[i] + 1] += 1
+    cnt, byr = counting_sort(rcode, nr)
     maxb = 0
     for u in range(nr):
-        maxb = max(maxb, cnt[u + 1])
-        cnt[u + 1] += cnt[u]
-    pos = cnt[:nr].copy()
-    byr = np.empty(n, np.int64)
-    for i in range(n):
-        byr[pos[rcode[i]]] = i
-        pos[rcode[i]] += 1
+        maxb = max(maxb, cnt[u + 1] - cnt[u])
     dtab = np.empty(3 * _pow2(2 * maxb), np.uint64)
     zero = np.int64(0)
     for u in range(nr):
