@@ -45,7 +45,7 @@ from uefast.io._hashtab import (  # noqa: F401  (re-exported)
     fnv_rows,
     topic_codes,
 )
-from uefast.io._words import run_arrays, run_result, scan_run_words
+from uefast.io._words import _skip, _sp, run_arrays, run_result, scan_run_words
 from uefast.io._topics import (  # noqa: F401  (re-exported)
     build_topic_tables,
     group_rows,
@@ -116,18 +116,6 @@ def read_bytes(path: str | os.PathLike) -> np.ndarray:
 
 # --------------------------------------------------------------------------------------------
 # Fused line scanners
-
-
-@nb.njit(cache=True, nogil=True)
-def _sp(c):
-    return c == 32 or (9 <= c <= 13 and c != 10)
-
-
-@nb.njit(cache=True, nogil=True)
-def _skip(buf, i, n):
-    while i < n and _sp(buf[i]):
-        i += 1
-    return i
 
 
 @nb.njit(cache=True, nogil=True)

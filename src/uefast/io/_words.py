@@ -226,11 +226,13 @@ def _plain(buf):
 
 @_inl
 def _sp(c):
+    """A field separator: C ``isspace`` except the newline (shared with the byte scanners)."""
     return c == 32 or (9 <= c <= 13 and c != 10)
 
 
 @_inl
 def _skip(buf, i, n):
+    """The first position >= i that is not a field separator."""
     while i < n and _sp(buf[i]):
         i += 1
     return i
