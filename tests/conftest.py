@@ -55,12 +55,15 @@ def naive_value(m, ranked_labels, judged, lmax):
     return naive.measure(m.name, ranked_labels, judged, **kw)
 
 
-@pytest.fixture(params=["counting32", "counting", "sorting"])
+@pytest.fixture(params=["sortnet", "counting32", "counting", "sorting"])
 def ranking_path(request, monkeypatch):
-    """Run a test once with each ranking path of the kernel (they must agree exactly): float32
-    counting (falling back to float64 counting where it declines), float64 counting, sorting."""
+    """Run a test once with each ranking path of the kernel (they must agree exactly): the
+    bitonic sorting network on every segment it takes (float32 counting where it declines),
+    float32 counting alone (falling back to float64 counting where it declines), float64
+    counting, sorting."""
     from uefast import engine
 
     monkeypatch.setattr(engine, "COUNTING_FACTOR", 0.0 if request.param == "sorting" else float("inf"))
-    monkeypatch.setattr(engine, "COUNTING_F32", request.param == "counting32")
+    monkeypatch.setattr(engine, "COUNTING_F32", request.param in ("sortnet", "counting32"))
+    monkeypatch.setattr(engine, "SORT_NETWORK", 2 if request.param == "sortnet" else 0)
     return request.param

@@ -45,6 +45,10 @@ COUNTING_FACTOR = 48.0
 # Try float32 counting first (exact when it accepts a segment; see ranking_pass). Tests turn it off
 # to exercise the float64 counting path on every segment.
 COUNTING_F32 = True
+# Offer segments of <= 512 documents with enough positive labels to the bitonic sorting network
+# first (kernels/sortnet.py; exact when it accepts, else float32 counting goes on). Tests turn it
+# off (0), and force it onto every segment it can take (2), to compare the paths; 1: where it pays.
+SORT_NETWORK = 1
 # When every measure has a cutoff (nDCG@10, P@5, ...) rank only the documents that can reach the
 # top k (those at or above a score threshold with >= k scores above it). Tests turn it off to
 # compare.
@@ -240,7 +244,7 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
                      TIE_MODES[ties], docs.mode,
                      docs.ints, docs.offsets, docs.data, plan.kinds, plan.ks, plan.gtypes,
                      plan.rels, plan.fparams, plan.norms, judged.nrel, judged.idcg, tabs,
-                     nch, float(COUNTING_FACTOR), bool(COUNTING_F32),
+                     nch, float(COUNTING_FACTOR), bool(COUNTING_F32), int(SORT_NETWORK),
                      top_k(plan) if TOP_K else 0, out, nan)
     if nan_error is not None and nan.any():
         raise nan_error(first_nan(scores))

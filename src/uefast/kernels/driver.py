@@ -39,6 +39,7 @@ from uefast.kernels.counting import (
     top_positives,
 )
 from uefast.kernels.ordering import TIE_EXPECTED, heapsort_desc, rank_segment, tie_groups
+from uefast.kernels.sortnet import SORTNET_MAX_N, rank_labels_sortnet, sortnet_pays
 
 __all__ = ["judged_pass", "ranking_pass", "n_chunks"]
 
@@ -269,7 +270,7 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
 @nb.njit(parallel=True, cache=True, nogil=True)
 def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_mode, doc_mode,
                  doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
-                 idcg_q, tabs, nchunks, counting_factor, use_f32, topk, out, nan_out):
+                 idcg_q, tabs, nchunks, counting_factor, use_f32, sortnet, topk, out, nan_out):
     """For each segment g (rows ``offsets[g]:offsets[g+1]``, query ``qref[g]``) rank the rows by
     score (descending, ``tie_mode``) and write every measure's value into ``out[g, m]``.
 
@@ -281,6 +282,12 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
     told from float32 collisions by a fingerprint of the float64 bits, ties broken by position
     or same-width integer docid), then in float64; all paths give the same result. A chunk stops
     trying plain float32 while it mostly declines (a tied system), retrying every 16th segment.
+    With ``sortnet`` 1 (and no top-k ranking), a segment of at most 512 documents with enough
+    positive labels (:func:`~uefast.kernels.sortnet.sortnet_pays`; ``sortnet`` 2: every segment,
+    for tests; 0: none) is first offered to a
+    bitonic sorting network on packed float32-score/label keys
+    (:func:`~uefast.kernels.sortnet.rank_labels_sortnet`), which declines any segment whose
+    scores it cannot order exactly (ties, near-ties, NaN, labels > 7); float32 counting follows.
     ``score_bits`` is ``scores`` viewed as int64. With ``topk`` > 0 (every measure has a cutoff
     <= topk) float32 counting ranks only the positive documents that can reach the top ``topk``
     (:func:`top_positives`); the other positions are left 0, and no measure reads them.
@@ -313,6 +320,7 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
         pt = np.empty(maxn + 8, np.int32)
         tidx = np.empty(maxn + 1, np.int64)
         tpk = np.empty(maxn + 8, np.float32)
+        skeys = np.empty(SORTNET_MAX_N, np.int32)
         f32_ok = 0
         f32_no = 0
         for g in range(s0, s1):
@@ -331,7 +339,10 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
                         nt = top_positives(k32, n, pidx, npos, topk, tidx, tpk)
                         counted = rank_labels_f32(k32, lraw, tidx, tpk, acc, n, nt, lab)
                     else:
-                        counted = rank_labels_f32(k32, lraw, pidx, pk, acc, n, npos, lab)
+                        if sortnet == 2 or (sortnet == 1 and sortnet_pays(n, npos)):
+                            counted = rank_labels_sortnet(k32, lraw, n, skeys, lab)
+                        if not counted:
+                            counted = rank_labels_f32(k32, lraw, pidx, pk, acc, n, npos, lab)
                     if counted:
                         f32_ok += 1
                     else:
