@@ -8,12 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from uefast.kernels.counting import COUNT_BY_INDEX, COUNT_BY_KEY, tie_keys_f32
 from uefast.kernels.sortnet import (
     SORTNET_LABEL_MAX,
     SORTNET_MAX_N,
+    SORTNET_TB_MAX,
+    SORTNET_TIES_MAX_N,
     rank_labels_sortnet,
+    rank_labels_sortnet_ties,
+    sort_keys64_desc,
     sort_keys_desc,
     sortnet_pays,
+    sortnet_ties_pays,
 )
 
 _EPS = 2.0 ** -40
@@ -99,3 +105,72 @@ def test_sortnet_pays_thresholds():
     for n in (20, 100, 200, 500):
         flags = [sortnet_pays(n, p) for p in range(0, min(n, 40) + 1)]
         assert flags == sorted(flags)  # once worth it, more positives keep it worth it
+
+
+@pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 33, 64, 127, 128, 129, 256, 300, 512])
+def test_sort_keys64_desc_sorts_every_network_size(n):
+    rng = np.random.default_rng(n)
+    for values in (rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64), rng.integers(-3, 3, n),
+                   np.arange(n), np.full(n, -2**63)):
+        keys = np.empty(SORTNET_TIES_MAX_N, np.int64)
+        keys[:n] = values
+        sort_keys64_desc(keys, n)
+        assert keys[:n].tolist() == sorted(np.asarray(values, np.int64).tolist(), reverse=True)
+
+
+_TIED_ROW = st.tuples(st.sampled_from(_POOL) | st.sampled_from([-1.0, 0.0, 1.0, 2.5])
+                      | st.floats(-5, 5, allow_nan=False), st.integers(-1, 4))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TIED_ROW, min_size=1, max_size=140) | st.lists(_TIED_ROW, min_size=300, max_size=520),
+       st.sampled_from(["index", "docid", "wide docid"]), st.randoms(use_true_random=False))
+def test_tie_network_ranks_exactly_or_declines_for_the_stated_reasons(rows, tie_by, rnd):
+    """The tie-aware network gives exactly the float64 ranking with ties broken by position or
+    by descending same-width docid, or declines -- only for a float32 collision (two different
+    doubles, one float32), a tie-break key beyond 23 bits, or a segment longer than 512."""
+    scores = np.array([r[0] for r in rows], np.float64)
+    labels = np.array([r[1] for r in rows], np.int64)
+    n = len(rows)
+    lo = 10**9 if tie_by == "wide docid" else 10**6
+    docids = np.array(rnd.sample(range(lo, 2 * lo), n), np.int64)
+    mode = COUNT_BY_INDEX if tie_by == "index" else COUNT_BY_KEY
+    k32, fp, tb = np.empty(n, np.float32), np.empty(n, np.int32), np.empty(n, np.int32)
+    if not tie_keys_f32(scores, scores.view(np.int64), np.arange(n, dtype=np.int64), n, mode,
+                        docids.copy(), k32, fp, tb):
+        return  # out of float32 range: the caller counts in float64
+    lraw = np.maximum(labels, 0)
+    keys = np.empty(SORTNET_TIES_MAX_N, np.int64)
+    lab = np.full(n, -7, np.int64)
+    ok = rank_labels_sortnet_ties(k32, fp, tb, lraw, n, keys, lab)
+    doubles_per_float32: dict[float, set] = {}
+    for a, b in zip(k32.tolist(), scores.tolist()):
+        doubles_per_float32.setdefault(a, set()).add(b)
+    collision = any(len(v) > 1 for v in doubles_per_float32.values())
+    must_decline = n > SORTNET_TIES_MAX_N or int(tb.max()) > SORTNET_TB_MAX or collision
+    assert ok == (not must_decline)
+    if ok:
+        tie_key = list(range(n)) if mode == COUNT_BY_INDEX else [-d for d in docids]
+        order = sorted(range(n), key=lambda i: (-scores[i], tie_key[i]))
+        assert lab.tolist() == [int(lraw[i]) for i in order]
+
+
+def test_tie_network_accepts_exact_ties_and_declines_collisions():
+    """Both outcomes on fixed inputs (so the property test above is not vacuous)."""
+    scores = np.array([2.0, 1.0, 1.0, 1.0 + 2.0 ** -40, 0.5] * 8)
+    n = len(scores)
+    docids = np.arange(100000, 100000 + n, dtype=np.int64)
+    keys = np.empty(SORTNET_TIES_MAX_N, np.int64)
+    for s, expect in ((scores, False), (np.where(scores == 1.0 + 2.0 ** -40, 3.0, scores), True)):
+        k32, fp, tb = np.empty(n, np.float32), np.empty(n, np.int32), np.empty(n, np.int32)
+        assert tie_keys_f32(s, s.view(np.int64), np.arange(n, dtype=np.int64), n, COUNT_BY_KEY,
+                            docids.copy(), k32, fp, tb)
+        lab = np.empty(n, np.int64)
+        assert rank_labels_sortnet_ties(k32, fp, tb, np.ones(n, np.int64), n, keys, lab) == expect
+
+
+def test_sortnet_ties_pays_thresholds():
+    assert not sortnet_ties_pays(SORTNET_TIES_MAX_N + 1, 400) and sortnet_ties_pays(120, 58)
+    for n in (20, 200, 500):
+        flags = [sortnet_ties_pays(n, p) for p in range(0, 60)]
+        assert flags == sorted(flags) and flags[-1]

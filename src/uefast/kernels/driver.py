@@ -39,7 +39,14 @@ from uefast.kernels.counting import (
     top_positives,
 )
 from uefast.kernels.ordering import TIE_EXPECTED, heapsort_desc, rank_segment, tie_groups
-from uefast.kernels.sortnet import SORTNET_MAX_N, rank_labels_sortnet, sortnet_pays
+from uefast.kernels.sortnet import (
+    SORTNET_MAX_N,
+    SORTNET_TIES_MAX_N,
+    rank_labels_sortnet,
+    rank_labels_sortnet_ties,
+    sortnet_pays,
+    sortnet_ties_pays,
+)
 
 __all__ = ["judged_pass", "ranking_pass", "n_chunks"]
 
@@ -288,6 +295,9 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
     bitonic sorting network on packed float32-score/label keys
     (:func:`~uefast.kernels.sortnet.rank_labels_sortnet`), which declines any segment whose
     scores it cannot order exactly (ties, near-ties, NaN, labels > 7); float32 counting follows.
+    Likewise tied segments of at most 256 documents go to a network on (float32 score,
+    tie-break key) pairs (:func:`~uefast.kernels.sortnet.rank_labels_sortnet_ties`) before
+    tie-aware float32 counting.
     ``score_bits`` is ``scores`` viewed as int64. With ``topk`` > 0 (every measure has a cutoff
     <= topk) float32 counting ranks only the positive documents that can reach the top ``topk``
     (:func:`top_positives`); the other positions are left 0, and no measure reads them.
@@ -321,6 +331,7 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
         tidx = np.empty(maxn + 1, np.int64)
         tpk = np.empty(maxn + 8, np.float32)
         skeys = np.empty(SORTNET_MAX_N, np.int32)
+        skey64 = np.empty(SORTNET_TIES_MAX_N, np.int64)
         f32_ok = 0
         f32_no = 0
         for g in range(s0, s1):
@@ -357,8 +368,12 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
                     if f32:
                         tie_by = counting_ties(tie_mode, doc_mode, doc_int, rows, n, dkey)
                         if tie_keys_f32(keys, score_bits, rows, n, tie_by, dkey, k32, fp, tb):
-                            counted = rank_labels_f32_ties(k32, fp, tb, lraw, pidx, pk, pf, pt,
-                                                           acc, n, npos, lab)
+                            if sortnet == 2 or (sortnet == 1 and sortnet_ties_pays(n, npos)):
+                                counted = rank_labels_sortnet_ties(k32, fp, tb, lraw, n, skey64,
+                                                                   lab)
+                            if not counted:
+                                counted = rank_labels_f32_ties(k32, fp, tb, lraw, pidx, pk, pf,
+                                                               pt, acc, n, npos, lab)
                     if not counted:
                         counted = rank_labels_by_counting(keys, lraw, n, lab, tie_mode,
                                                           doc_mode, doc_int, rows, dkey)

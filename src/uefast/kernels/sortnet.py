@@ -31,8 +31,9 @@ from llvmlite import ir
 from numba.core import types
 from numba.core.extending import intrinsic
 
-__all__ = ["SORTNET_MAX_N", "SORTNET_LABEL_MAX", "sort_keys_desc", "rank_labels_sortnet",
-           "sortnet_pays"]
+__all__ = ["SORTNET_MAX_N", "SORTNET_LABEL_MAX", "SORTNET_TIES_MAX_N", "sort_keys_desc",
+           "rank_labels_sortnet", "sortnet_pays", "SORTNET_TB_MAX", "sort_keys64_desc",
+           "sortnet_ties_pays", "rank_labels_sortnet_ties"]
 
 _W = 16  # keys per vector
 #: Longest segment the network sorts (32 vectors of 16 keys).
@@ -42,69 +43,95 @@ SORTNET_LABEL_MAX = 7
 _PAD = np.int32(-2147483648)  # below every key of a non-NaN score
 
 
-def _bitonic(builder, vecs):
-    """Sort the keys held in ``vecs`` (a list of <16 x i32>, in order) descending, in place.
+def _bitonic(builder, vecs, pays=None):
+    """Sort the keys held in ``vecs`` (a list of integer vectors of W lanes, in order) descending,
+    in place; ``pays`` (vectors of W lanes, or None) are moved along with their keys.
 
-    Batcher's network on N = 16 * len(vecs) keys: for block sizes k = 2, 4, ..., N and strides
+    Batcher's network on N = W * len(vecs) keys: for block sizes k = 2, 4, ..., N and strides
     j = k/2, ..., 1, key i and key i ^ j (i < i ^ j) are put in order, the larger first when
-    i & k == 0 (descending blocks), the smaller first otherwise. Strides >= 16 pair whole vectors
-    (smax/smin); smaller ones pair lanes of one vector through a constant shuffle, each lane then
-    taking the max or the min (a constant blend)."""
-    vt = vecs[0].type
+    i & k == 0 (descending blocks), the smaller first otherwise. Strides >= W pair whole vectors
+    (signed max/min); smaller ones pair lanes of one vector through a constant shuffle, each lane
+    then taking the max or the min (a constant blend). With payloads, every exchange is a select
+    on one comparison mask, applied to keys and payloads alike (keys must then be distinct)."""
+    w = vecs[0].type.count
     i32 = ir.IntType(32)
-    bt = ir.VectorType(ir.IntType(1), _W)
-    undef = ir.Constant(vt, ir.Undefined)
+    bt = ir.VectorType(ir.IntType(1), w)
 
-    def smax(a, b):
-        return builder.select(builder.icmp_signed(">", a, b), a, b)
+    def order(x, y, larger_first):
+        """(first, second) of the lane-wise pair x, y (and their payloads' masks)."""
+        m = builder.icmp_signed(">" if larger_first else "<", y, x)  # y goes first
+        return m, builder.select(m, y, x), builder.select(m, x, y)
 
-    def smin(a, b):
-        return builder.select(builder.icmp_signed("<", a, b), a, b)
-
-    n = _W * len(vecs)
+    n = w * len(vecs)
     k = 2
     while k <= n:
         j = k // 2
         while j >= 1:
-            if j >= _W:
+            if j >= w:
                 for a in range(len(vecs)):
-                    b = a ^ (j // _W)
+                    b = a ^ (j // w)
                     if b > a:
-                        x, y = vecs[a], vecs[b]
-                        hi, lo = smax(x, y), smin(x, y)
-                        vecs[a], vecs[b] = (hi, lo) if (_W * a) & k == 0 else (lo, hi)
+                        m, vecs[a], vecs[b] = order(vecs[a], vecs[b], (w * a) & k == 0)
+                        if pays is not None:
+                            pa, pb = pays[a], pays[b]
+                            pays[a], pays[b] = builder.select(m, pb, pa), builder.select(m, pa, pb)
             else:
-                perm = ir.Constant(ir.VectorType(i32, _W), [lane ^ j for lane in range(_W)])
+                perm = ir.Constant(ir.VectorType(i32, w), [lane ^ j for lane in range(w)])
                 for a in range(len(vecs)):
-                    take_max = [int(((lane & j) == 0) == (((_W * a + lane) & k) == 0))
-                                for lane in range(_W)]
+                    take_max = ir.Constant(bt, [int(((lane & j) == 0) == (((w * a + lane) & k) == 0))
+                                               for lane in range(w)])
                     x = vecs[a]
-                    p = builder.shuffle_vector(x, undef, perm)
-                    vecs[a] = builder.select(ir.Constant(bt, take_max), smax(x, p), smin(x, p))
+                    p = builder.shuffle_vector(x, ir.Constant(x.type, ir.Undefined), perm)
+                    if pays is None:
+                        hi = builder.select(builder.icmp_signed(">", x, p), x, p)
+                        lo = builder.select(builder.icmp_signed("<", x, p), x, p)
+                        vecs[a] = builder.select(take_max, hi, lo)
+                    else:
+                        swap = builder.select(take_max, builder.icmp_signed(">", p, x),
+                                              builder.icmp_signed("<", p, x))
+                        vecs[a] = builder.select(swap, p, x)
+                        y = pays[a]
+                        q = builder.shuffle_vector(y, ir.Constant(y.type, ir.Undefined), perm)
+                        pays[a] = builder.select(swap, q, y)
             j //= 2
         k *= 2
 
 
-def _make_sort(nvec):
-    @intrinsic
-    def sort(typingctx, keys):
-        sig = types.void(keys)
+def _make_sort(nvec, key_bits=32, w=_W, with_pay=False):
+    """An intrinsic ``sort(keys[, pay])`` sorting ``keys[0 : w * nvec]`` (int32 or int64)
+    descending in place, moving the int32 ``pay`` entries along (keys then distinct)."""
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
 
-        def codegen(context, builder, sig, args):
-            vt = ir.VectorType(ir.IntType(32), _W)
-            data = context.make_array(sig.args[0])(context, builder, args[0]).data
-            ptrs = [builder.bitcast(builder.gep(data, [ir.Constant(ir.IntType(64), _W * a)]),
-                                    vt.as_pointer()) for a in range(nvec)]
-            vecs = [builder.load(p, align=4) for p in ptrs]
-            _bitonic(builder, vecs)
-            for p, v in zip(ptrs, vecs):
-                builder.store(v, p, align=4)
-            return context.get_dummy_value()
-        return sig, codegen
+        def vectors(arg, ty, bits):
+            vt = ir.VectorType(ir.IntType(bits), w)
+            data = context.make_array(ty)(context, builder, arg).data
+            ptrs = [builder.bitcast(builder.gep(data, [ir.Constant(i64, w * a)]), vt.as_pointer())
+                    for a in range(nvec)]
+            return ptrs, [builder.load(p, align=bits // 8) for p in ptrs]
+
+        kptrs, vecs = vectors(args[0], sig.args[0], key_bits)
+        pptrs, pays = vectors(args[1], sig.args[1], 32) if with_pay else ([], None)
+        _bitonic(builder, vecs, pays)
+        for p, v in zip(kptrs + pptrs, vecs + (pays or [])):
+            builder.store(v, p, align=4)
+        return context.get_dummy_value()
+
+    if with_pay:
+        @intrinsic
+        def sort(typingctx, keys, pay):
+            return types.void(keys, pay), codegen
+    else:
+        @intrinsic
+        def sort(typingctx, keys):
+            return types.void(keys), codegen
     return sort
 
 
 _sort1, _sort2, _sort4, _sort8, _sort16, _sort32 = (_make_sort(v) for v in (1, 2, 4, 8, 16, 32))
+# int64 keys, 8 per vector, up to 512 keys
+_lsort2, _lsort4, _lsort8, _lsort16, _lsort32, _lsort64 = (_make_sort(v, 64, 8)
+                                                           for v in (2, 4, 8, 16, 32, 64))
 
 _jit = nb.njit(cache=True, nogil=True)
 
@@ -188,4 +215,81 @@ def rank_labels_sortnet(k32, lraw, n, keys, lab):
         return False
     for i in range(n):
         lab[i] = keys[i] & 7
+    return True
+
+
+#: Longest segment :func:`rank_labels_sortnet_ties` sorts (64 vectors of 8 int64 keys).
+SORTNET_TIES_MAX_N = 512
+#: Largest tie-break key :func:`rank_labels_sortnet_ties` can pack (23 bits).
+SORTNET_TB_MAX = (1 << 23) - 1
+_PAD64 = np.int64(-9223372036854775808)
+
+
+@_jit
+def sort_keys64_desc(keys, n):
+    """:func:`sort_keys_desc` for int64 keys (8 per vector), n <= :data:`SORTNET_TIES_MAX_N`."""
+    m = 16
+    while m < n:
+        m *= 2
+    for i in range(n, m):
+        keys[i] = _PAD64
+    if m == 16:
+        _lsort2(keys)
+    elif m == 32:
+        _lsort4(keys)
+    elif m == 64:
+        _lsort8(keys)
+    elif m == 128:
+        _lsort16(keys)
+    elif m == 256:
+        _lsort32(keys)
+    else:
+        _lsort64(keys)
+    return m
+
+
+@_jit
+def sortnet_ties_pays(n, npos):
+    """:func:`sortnet_pays` for tied segments, against tie-aware float32 counting (dearer per
+    pair): N+ at least 12 up to 128 documents, 24 up to 256, 48 up to 512 (measured
+    break-even on random tied segments)."""
+    if n > SORTNET_TIES_MAX_N or n < 2:
+        return False
+    return npos >= (12 if n <= 128 else 24 if n <= 256 else 48)
+
+
+@_jit
+def rank_labels_sortnet_ties(k32, fp, tb, lraw, n, keys, lab):
+    """Ranked labels of a segment with tied scores by :func:`sort_keys64_desc`, or False when
+    that cannot be exact: n > :data:`SORTNET_TIES_MAX_N`, a tie-break key > 2^23 - 1, or two
+    different doubles with one float32 value.
+
+    Inputs as for :func:`uefast.kernels.counting.rank_labels_f32_ties` (``k32`` float32 scores,
+    ``fp`` fingerprints of the float64 bits, ``tb`` tie-break keys >= 0, distinct, smaller
+    first; from :func:`~uefast.kernels.counting.tie_keys_f32`). Document i becomes the int64 key
+    ``ord(score32) * 2^32 + (2^23 - 1 - tb) * 2^9 + i``: one descending sort orders by float32
+    score, equal ones by tie-break key, and the low 9 bits give the document back. Documents with
+    equal float32 scores are then adjacent; where two adjacent ones differ in ``fp`` their
+    doubles differ (a float32 collision the order cannot see): declined. ``keys``: int64
+    scratch of length >= 512."""
+    if n > SORTNET_TIES_MAX_N:
+        return False
+    big = 0
+    for i in range(n):
+        u = _f32_bits(k32[i] + np.float32(0.0))  # -0 -> +0
+        o = np.int64(u ^ ((u >> 31) & np.int32(0x7FFFFFFF)))
+        t = np.int64(tb[i])
+        big += t > SORTNET_TB_MAX
+        keys[i] = (o << 32) | ((SORTNET_TB_MAX - t) << 9) | i
+    if big:
+        return False
+    sort_keys64_desc(keys, n)
+    bad = 0
+    for r in range(n - 1):
+        same32 = (keys[r] >> 32) == (keys[r + 1] >> 32)
+        bad += same32 & (fp[keys[r] & 511] != fp[keys[r + 1] & 511])
+    if bad:
+        return False
+    for r in range(n):
+        lab[r] = lraw[keys[r] & 511]
     return True
