@@ -3,7 +3,9 @@ its rank r_j = #{documents ranked before j}, counted in branch-free, vectorised 
 
 Only positive labels need a position (every other label contributes nothing to any measure), so
 counting costs O(n * N+) comparisons against a sort's O(n log n), with no data-dependent branches.
-The routines, tried in this order by the driver (each declines what it cannot rank exactly):
+Segments of up to 512 documents with many positive labels go to the sorting networks of
+:mod:`uefast.kernels.sortnet` first (cheaper there); what they decline comes here. The
+routines, tried in this order by the driver (each declines what it cannot rank exactly):
 
 * :func:`rank_labels_f32` -- float32 scores, packed int32 counters of greater and equal scores
   (vectorised: up to 16 lanes per AVX-512 instruction); declines a segment where a positive document shares its
