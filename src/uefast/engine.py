@@ -45,9 +45,10 @@ COUNTING_FACTOR = 48.0
 # Try float32 counting first (exact when it accepts a segment; see ranking_pass). Tests turn it off
 # to exercise the float64 counting path on every segment.
 COUNTING_F32 = True
-# Offer segments of <= 512 documents with enough positive labels to the bitonic sorting network
-# first (kernels/sortnet.py; exact when it accepts, else float32 counting goes on). Tests turn it
-# off (0), and force it onto every segment it can take (2), to compare the paths; 1: where it pays.
+# Offer segments of <= 512 documents with enough positive labels to the bitonic sorting networks
+# first (kernels/sortnet.py; untied and tied segments; exact when they accept, else counting goes
+# on). Tests turn them off (0), and force them onto every segment they can take (2), to compare
+# the paths; 1: where they pay.
 SORT_NETWORK = 1
 # When every measure has a cutoff (nDCG@10, P@5, ...) rank only the documents that can reach the
 # top k (those at or above a score threshold with >= k scores above it). Tests turn it off to

@@ -290,14 +290,13 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
     or same-width integer docid), then in float64; all paths give the same result. A chunk stops
     trying plain float32 while it mostly declines (a tied system), retrying every 16th segment.
     With ``sortnet`` 1 (and no top-k ranking), a segment of at most 512 documents with enough
-    positive labels (:func:`~uefast.kernels.sortnet.sortnet_pays`; ``sortnet`` 2: every segment,
-    for tests; 0: none) is first offered to a
-    bitonic sorting network on packed float32-score/label keys
-    (:func:`~uefast.kernels.sortnet.rank_labels_sortnet`), which declines any segment whose
-    scores it cannot order exactly (ties, near-ties, NaN, labels > 7); float32 counting follows.
-    Likewise tied segments of at most 256 documents go to a network on (float32 score,
-    tie-break key) pairs (:func:`~uefast.kernels.sortnet.rank_labels_sortnet_ties`) before
-    tie-aware float32 counting.
+    positive labels (:func:`~uefast.kernels.sortnet.sortnet_pays`) is first offered to a bitonic
+    sorting network on packed float32-score/label keys
+    (:func:`~uefast.kernels.sortnet.rank_labels_sortnet`), which declines any segment it cannot
+    order exactly (ties, near-ties, NaN, labels > 7); float32 counting follows. Likewise a tied
+    segment of at most 512 documents goes to a network on int64 (float32 score, tie-break key,
+    position) keys (:func:`~uefast.kernels.sortnet.rank_labels_sortnet_ties`) before tie-aware
+    float32 counting. ``sortnet`` 2 offers every segment (tests), 0 none.
     ``score_bits`` is ``scores`` viewed as int64. With ``topk`` > 0 (every measure has a cutoff
     <= topk) float32 counting ranks only the positive documents that can reach the top ``topk``
     (:func:`top_positives`); the other positions are left 0, and no measure reads them.

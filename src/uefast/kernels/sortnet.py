@@ -1,5 +1,5 @@
-"""Ranking one segment with a bitonic sorting network over packed 32-bit keys (segments of up to
-:data:`SORTNET_MAX_N` documents), when that is exact; otherwise it declines and the caller counts.
+"""Ranking one segment (up to 512 documents) with a bitonic sorting network over packed integer
+keys, when that is exact; otherwise the routine declines and the caller counts instead.
 
 Each document becomes one int32 ``key = (ord(score32) & ~7) | label``: ``ord`` maps the float32
 score to a signed integer of the same order (``u ^ ((u >> 31) & 0x7FFFFFFF)`` on its bits, after
@@ -17,9 +17,15 @@ tie needs breaking: the ranking is exact. Otherwise (a tie, or two scores within
 of each other), or with a NaN score or a label > 7, :func:`rank_labels_sortnet` returns False and
 the caller ranks the segment by counting, which handles all of that.
 
+Tied segments (:func:`rank_labels_sortnet_ties`, up to 512 documents): one int64 key per
+document, ``ord(score32) * 2^32 + (2^23 - 1 - tie-break key) * 2^9 + position``, 8 per vector;
+equal float32 scores come out adjacent, in tie-break order, and a 32-bit fingerprint of the
+float64 bits tells exact ties from float32 collisions (declined).
+
 Cost: n log2(n)^2 / 4 compare-exchanges on 16 lanes, against float32 counting's n * N+ comparisons
 (:mod:`uefast.kernels.counting`); on the MSLR-shaped benchmark (about half of the documents
-relevant) the network is the cheaper one above ~32 documents. Written in LLVM IR through
+relevant) the networks are the cheaper ones from ~8-12 positive documents up (see
+:func:`sortnet_pays`). Written in LLVM IR through
 ``llvmlite`` (vector types, ``shufflevector``, integer min/max), which LLVM lowers for whatever
 vector width the CPU has (AVX-512, AVX2, SSE, NEON).
 """
@@ -43,24 +49,24 @@ SORTNET_LABEL_MAX = 7
 _PAD = np.int32(-2147483648)  # below every key of a non-NaN score
 
 
-def _bitonic(builder, vecs, pays=None):
+def _bitonic(builder, vecs):
     """Sort the keys held in ``vecs`` (a list of integer vectors of W lanes, in order) descending,
-    in place; ``pays`` (vectors of W lanes, or None) are moved along with their keys.
+    in place.
 
     Batcher's network on N = W * len(vecs) keys: for block sizes k = 2, 4, ..., N and strides
     j = k/2, ..., 1, key i and key i ^ j (i < i ^ j) are put in order, the larger first when
     i & k == 0 (descending blocks), the smaller first otherwise. Strides >= W pair whole vectors
     (signed max/min); smaller ones pair lanes of one vector through a constant shuffle, each lane
-    then taking the max or the min (a constant blend). With payloads, every exchange is a select
-    on one comparison mask, applied to keys and payloads alike (keys must then be distinct)."""
+    then taking the max or the min (a constant blend)."""
     w = vecs[0].type.count
     i32 = ir.IntType(32)
     bt = ir.VectorType(ir.IntType(1), w)
 
-    def order(x, y, larger_first):
-        """(first, second) of the lane-wise pair x, y (and their payloads' masks)."""
-        m = builder.icmp_signed(">" if larger_first else "<", y, x)  # y goes first
-        return m, builder.select(m, y, x), builder.select(m, x, y)
+    def smax(x, y):
+        return builder.select(builder.icmp_signed(">", x, y), x, y)
+
+    def smin(x, y):
+        return builder.select(builder.icmp_signed("<", x, y), x, y)
 
     n = w * len(vecs)
     k = 2
@@ -71,10 +77,9 @@ def _bitonic(builder, vecs, pays=None):
                 for a in range(len(vecs)):
                     b = a ^ (j // w)
                     if b > a:
-                        m, vecs[a], vecs[b] = order(vecs[a], vecs[b], (w * a) & k == 0)
-                        if pays is not None:
-                            pa, pb = pays[a], pays[b]
-                            pays[a], pays[b] = builder.select(m, pb, pa), builder.select(m, pa, pb)
+                        x, y = vecs[a], vecs[b]
+                        hi, lo = smax(x, y), smin(x, y)
+                        vecs[a], vecs[b] = (hi, lo) if (w * a) & k == 0 else (lo, hi)
             else:
                 perm = ir.Constant(ir.VectorType(i32, w), [lane ^ j for lane in range(w)])
                 for a in range(len(vecs)):
@@ -82,49 +87,28 @@ def _bitonic(builder, vecs, pays=None):
                                                for lane in range(w)])
                     x = vecs[a]
                     p = builder.shuffle_vector(x, ir.Constant(x.type, ir.Undefined), perm)
-                    if pays is None:
-                        hi = builder.select(builder.icmp_signed(">", x, p), x, p)
-                        lo = builder.select(builder.icmp_signed("<", x, p), x, p)
-                        vecs[a] = builder.select(take_max, hi, lo)
-                    else:
-                        swap = builder.select(take_max, builder.icmp_signed(">", p, x),
-                                              builder.icmp_signed("<", p, x))
-                        vecs[a] = builder.select(swap, p, x)
-                        y = pays[a]
-                        q = builder.shuffle_vector(y, ir.Constant(y.type, ir.Undefined), perm)
-                        pays[a] = builder.select(swap, q, y)
+                    vecs[a] = builder.select(take_max, smax(x, p), smin(x, p))
             j //= 2
         k *= 2
 
 
-def _make_sort(nvec, key_bits=32, w=_W, with_pay=False):
-    """An intrinsic ``sort(keys[, pay])`` sorting ``keys[0 : w * nvec]`` (int32 or int64)
-    descending in place, moving the int32 ``pay`` entries along (keys then distinct)."""
-    def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-
-        def vectors(arg, ty, bits):
-            vt = ir.VectorType(ir.IntType(bits), w)
-            data = context.make_array(ty)(context, builder, arg).data
+def _make_sort(nvec, key_bits=32, w=_W):
+    """An intrinsic ``sort(keys)`` sorting ``keys[0 : w * nvec]`` (int32 or int64, as
+    ``key_bits``) descending in place."""
+    @intrinsic
+    def sort(typingctx, keys):
+        def codegen(context, builder, sig, args):
+            i64 = ir.IntType(64)
+            vt = ir.VectorType(ir.IntType(key_bits), w)
+            data = context.make_array(sig.args[0])(context, builder, args[0]).data
             ptrs = [builder.bitcast(builder.gep(data, [ir.Constant(i64, w * a)]), vt.as_pointer())
                     for a in range(nvec)]
-            return ptrs, [builder.load(p, align=bits // 8) for p in ptrs]
-
-        kptrs, vecs = vectors(args[0], sig.args[0], key_bits)
-        pptrs, pays = vectors(args[1], sig.args[1], 32) if with_pay else ([], None)
-        _bitonic(builder, vecs, pays)
-        for p, v in zip(kptrs + pptrs, vecs + (pays or [])):
-            builder.store(v, p, align=4)
-        return context.get_dummy_value()
-
-    if with_pay:
-        @intrinsic
-        def sort(typingctx, keys, pay):
-            return types.void(keys, pay), codegen
-    else:
-        @intrinsic
-        def sort(typingctx, keys):
-            return types.void(keys), codegen
+            vecs = [builder.load(p, align=key_bits // 8) for p in ptrs]
+            _bitonic(builder, vecs)
+            for p, v in zip(ptrs, vecs):
+                builder.store(v, p, align=key_bits // 8)
+            return context.get_dummy_value()
+        return types.void(keys), codegen
     return sort
 
 
