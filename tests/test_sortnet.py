@@ -16,7 +16,6 @@ from uefast.kernels.sortnet import (
     SORTNET_TIES_MAX_N,
     rank_labels_sortnet,
     rank_labels_sortnet_ties,
-    sort_keys64_desc,
     sort_keys_desc,
     sortnet_pays,
     sortnet_ties_pays,
@@ -44,7 +43,7 @@ def test_sort_keys_desc_sorts_every_network_size(n):
                    np.arange(n)[::-1], np.full(n, -2**31)):
         keys = np.empty(SORTNET_MAX_N, np.int32)
         keys[:n] = values
-        m = sort_keys_desc(keys, n)
+        m = sort_keys_desc(keys, n, np.int32(-2**31))
         assert m >= n and m in (16, 32, 64, 128, 256, 512) and (m == 16 or m // 2 < n)
         assert keys[:n].tolist() == sorted(np.asarray(values, np.int32).tolist(), reverse=True)
 
@@ -108,13 +107,13 @@ def test_sortnet_pays_thresholds():
 
 
 @pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 33, 64, 127, 128, 129, 256, 300, 512])
-def test_sort_keys64_desc_sorts_every_network_size(n):
+def test_sort_keys_desc_sorts_int64_keys_at_every_network_size(n):
     rng = np.random.default_rng(n)
     for values in (rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64), rng.integers(-3, 3, n),
                    np.arange(n), np.full(n, -2**63)):
         keys = np.empty(SORTNET_TIES_MAX_N, np.int64)
         keys[:n] = values
-        sort_keys64_desc(keys, n)
+        sort_keys_desc(keys, n, np.int64(-2**63))
         assert keys[:n].tolist() == sorted(np.asarray(values, np.int64).tolist(), reverse=True)
 
 

@@ -38,10 +38,9 @@ from numba.core import types
 from numba.core.extending import intrinsic
 
 __all__ = ["SORTNET_MAX_N", "SORTNET_LABEL_MAX", "SORTNET_TIES_MAX_N", "sort_keys_desc",
-           "rank_labels_sortnet", "sortnet_pays", "SORTNET_TB_MAX", "sort_keys64_desc",
+           "rank_labels_sortnet", "sortnet_pays", "SORTNET_TB_MAX",
            "sortnet_ties_pays", "rank_labels_sortnet_ties"]
 
-_W = 16  # keys per vector
 #: Longest segment the network sorts (32 vectors of 16 keys).
 SORTNET_MAX_N = 512
 #: Largest label a key can carry (3 bits).
@@ -92,30 +91,30 @@ def _bitonic(builder, vecs):
         k *= 2
 
 
-def _make_sort(nvec, key_bits=32, w=_W):
-    """An intrinsic ``sort(keys)`` sorting ``keys[0 : w * nvec]`` (int32 or int64, as
-    ``key_bits``) descending in place."""
+def _make_sort(m):
+    """An intrinsic ``sort(keys)`` sorting ``keys[0:m]`` descending in place: int32 keys 16 per
+    vector, int64 keys 8 per vector (512-bit vectors; LLVM splits them where the CPU's are
+    narrower)."""
     @intrinsic
     def sort(typingctx, keys):
         def codegen(context, builder, sig, args):
-            i64 = ir.IntType(64)
-            vt = ir.VectorType(ir.IntType(key_bits), w)
+            bits = sig.args[0].dtype.bitwidth
+            w = 512 // bits
+            vt = ir.VectorType(ir.IntType(bits), w)
             data = context.make_array(sig.args[0])(context, builder, args[0]).data
-            ptrs = [builder.bitcast(builder.gep(data, [ir.Constant(i64, w * a)]), vt.as_pointer())
-                    for a in range(nvec)]
-            vecs = [builder.load(p, align=key_bits // 8) for p in ptrs]
+            ptrs = [builder.bitcast(builder.gep(data, [ir.Constant(ir.IntType(64), w * a)]),
+                                    vt.as_pointer()) for a in range(m // w)]
+            vecs = [builder.load(p, align=bits // 8) for p in ptrs]
             _bitonic(builder, vecs)
             for p, v in zip(ptrs, vecs):
-                builder.store(v, p, align=key_bits // 8)
+                builder.store(v, p, align=bits // 8)
             return context.get_dummy_value()
         return types.void(keys), codegen
     return sort
 
 
-_sort1, _sort2, _sort4, _sort8, _sort16, _sort32 = (_make_sort(v) for v in (1, 2, 4, 8, 16, 32))
-# int64 keys, 8 per vector, up to 512 keys
-_lsort2, _lsort4, _lsort8, _lsort16, _lsort32, _lsort64 = (_make_sort(v, 64, 8)
-                                                           for v in (2, 4, 8, 16, 32, 64))
+_sort16, _sort32, _sort64, _sort128, _sort256, _sort512 = (_make_sort(m) for m in
+                                                           (16, 32, 64, 128, 256, 512))
 
 _jit = nb.njit(cache=True, nogil=True)
 
@@ -131,27 +130,27 @@ def _f32_bits(typingctx, x):
 
 
 @_jit
-def sort_keys_desc(keys, n):
-    """Sort ``keys[0:n]`` (int32, n <= :data:`SORTNET_MAX_N`) descending with the smallest
-    network that holds them: ``keys[n:m]`` are set to the smallest int32 first (m = n rounded up
-    to 16, 32, ..., 512; ``keys`` must have room for m). Returns m."""
-    m = _W
+def sort_keys_desc(keys, n, pad):
+    """Sort ``keys[0:n]`` (int32 or int64, n <= 512) descending with the smallest network that
+    holds them: ``keys[n:m]`` are set to ``pad`` first (the dtype's smallest value; m = n rounded
+    up to 16, 32, ..., 512; ``keys`` must have room for m). Returns m."""
+    m = 16
     while m < n:
         m *= 2
     for i in range(n, m):
-        keys[i] = _PAD
+        keys[i] = pad
     if m == 16:
-        _sort1(keys)
-    elif m == 32:
-        _sort2(keys)
-    elif m == 64:
-        _sort4(keys)
-    elif m == 128:
-        _sort8(keys)
-    elif m == 256:
         _sort16(keys)
-    else:
+    elif m == 32:
         _sort32(keys)
+    elif m == 64:
+        _sort64(keys)
+    elif m == 128:
+        _sort128(keys)
+    elif m == 256:
+        _sort256(keys)
+    else:
+        _sort512(keys)
     return m
 
 
@@ -191,7 +190,7 @@ def rank_labels_sortnet(k32, lraw, n, keys, lab):
         bad += (k32[i] != k32[i]) | (lv > SORTNET_LABEL_MAX)
     if bad:
         return False
-    sort_keys_desc(keys, n)
+    sort_keys_desc(keys, n, _PAD)
     close = 0
     for i in range(n - 1):
         close += (keys[i] >> 3) == (keys[i + 1] >> 3)
@@ -210,29 +209,6 @@ _PAD64 = np.int64(-9223372036854775808)
 
 
 @_jit
-def sort_keys64_desc(keys, n):
-    """:func:`sort_keys_desc` for int64 keys (8 per vector), n <= :data:`SORTNET_TIES_MAX_N`."""
-    m = 16
-    while m < n:
-        m *= 2
-    for i in range(n, m):
-        keys[i] = _PAD64
-    if m == 16:
-        _lsort2(keys)
-    elif m == 32:
-        _lsort4(keys)
-    elif m == 64:
-        _lsort8(keys)
-    elif m == 128:
-        _lsort16(keys)
-    elif m == 256:
-        _lsort32(keys)
-    else:
-        _lsort64(keys)
-    return m
-
-
-@_jit
 def sortnet_ties_pays(n, npos):
     """:func:`sortnet_pays` for tied segments, against tie-aware float32 counting (dearer per
     pair): N+ at least 12 up to 128 documents, 24 up to 256, 48 up to 512 (measured
@@ -244,7 +220,7 @@ def sortnet_ties_pays(n, npos):
 
 @_jit
 def rank_labels_sortnet_ties(k32, fp, tb, lraw, n, keys, lab):
-    """Ranked labels of a segment with tied scores by :func:`sort_keys64_desc`, or False when
+    """Ranked labels of a segment with tied scores by :func:`sort_keys_desc`, or False when
     that cannot be exact: n > :data:`SORTNET_TIES_MAX_N`, a tie-break key > 2^23 - 1, or two
     different doubles with one float32 value.
 
@@ -267,7 +243,7 @@ def rank_labels_sortnet_ties(k32, fp, tb, lraw, n, keys, lab):
         keys[i] = (o << 32) | ((SORTNET_TB_MAX - t) << 9) | i
     if big:
         return False
-    sort_keys64_desc(keys, n)
+    sort_keys_desc(keys, n, _PAD64)
     bad = 0
     for r in range(n - 1):
         same32 = (keys[r] >> 32) == (keys[r + 1] >> 32)
