@@ -43,7 +43,7 @@ def test_sort_keys_desc_sorts_every_network_size(n):
                    np.arange(n)[::-1], np.full(n, -2**31)):
         keys = np.empty(SORTNET_MAX_N, np.int32)
         keys[:n] = values
-        m = sort_keys_desc(keys, n, np.int32(-2**31))
+        m = sort_keys_desc(keys, n, np.int32(-2**31), np.empty(SORTNET_MAX_N, np.int32))
         assert m >= n and m in (16, 32, 64, 128, 256, 512) and (m == 16 or m // 2 < n)
         assert keys[:n].tolist() == sorted(np.asarray(values, np.int32).tolist(), reverse=True)
 
@@ -67,7 +67,7 @@ def test_network_ranks_exactly_or_declines_for_the_stated_reasons(rows, big_labe
     lraw = np.maximum(labels, 0)
     keys = np.empty(SORTNET_MAX_N, np.int32)
     lab = np.full(n, -7, np.int64)
-    ok = rank_labels_sortnet(k32, lraw, n, keys, lab)
+    ok = rank_labels_sortnet(k32, lraw, n, keys, np.empty_like(keys), lab)
     b = np.sort(_bucket(k32))
     must_decline = big_label or bool(np.any(b[1:] == b[:-1]))
     assert ok == (not must_decline)
@@ -79,11 +79,12 @@ def test_network_ranks_exactly_or_declines_for_the_stated_reasons(rows, big_labe
 def test_network_declines_nan_and_long_segments():
     keys = np.empty(SORTNET_MAX_N, np.int32)
     k32 = np.array([1.0, np.nan, 3.0], np.float32)
-    assert not rank_labels_sortnet(k32, np.ones(3, np.int64), 3, keys, np.empty(3, np.int64))
+    tmp = np.empty_like(keys)
+    assert not rank_labels_sortnet(k32, np.ones(3, np.int64), 3, keys, tmp, np.empty(3, np.int64))
     n = SORTNET_MAX_N + 1
     k32 = np.arange(n, dtype=np.float32) * 16
-    assert not rank_labels_sortnet(k32, np.ones(n, np.int64), n, keys, np.empty(n, np.int64))
-    assert rank_labels_sortnet(k32[:-1], np.ones(n, np.int64), n - 1, keys, np.empty(n, np.int64))
+    assert not rank_labels_sortnet(k32, np.ones(n, np.int64), n, keys, tmp, np.empty(n, np.int64))
+    assert rank_labels_sortnet(k32[:-1], np.ones(n, np.int64), n - 1, keys, tmp, np.empty(n, np.int64))
 
 
 def test_network_accepts_distinct_scores_at_every_size():
@@ -94,7 +95,7 @@ def test_network_accepts_distinct_scores_at_every_size():
         k32 = (rng.permutation(n) * 0.25 - 3.0).astype(np.float32)
         lraw = rng.integers(0, 5, n)
         lab = np.empty(n, np.int64)
-        assert rank_labels_sortnet(k32, lraw, n, keys, lab)
+        assert rank_labels_sortnet(k32, lraw, n, keys, np.empty_like(keys), lab)
         assert lab.tolist() == lraw[np.argsort(-k32, kind="stable")].tolist()
 
 
@@ -113,7 +114,7 @@ def test_sort_keys_desc_sorts_int64_keys_at_every_network_size(n):
                    np.arange(n), np.full(n, -2**63)):
         keys = np.empty(SORTNET_TIES_MAX_N, np.int64)
         keys[:n] = values
-        sort_keys_desc(keys, n, np.int64(-2**63))
+        sort_keys_desc(keys, n, np.int64(-2**63), np.empty(SORTNET_MAX_N, np.int64))
         assert keys[:n].tolist() == sorted(np.asarray(values, np.int64).tolist(), reverse=True)
 
 
@@ -141,7 +142,7 @@ def test_tie_network_ranks_exactly_or_declines_for_the_stated_reasons(rows, tie_
     lraw = np.maximum(labels, 0)
     keys = np.empty(SORTNET_TIES_MAX_N, np.int64)
     lab = np.full(n, -7, np.int64)
-    ok = rank_labels_sortnet_ties(k32, fp, tb, lraw, n, keys, lab)
+    ok = rank_labels_sortnet_ties(k32, fp, tb, lraw, n, keys, np.empty_like(keys), lab)
     doubles_per_float32: dict[float, set] = {}
     for a, b in zip(k32.tolist(), scores.tolist()):
         doubles_per_float32.setdefault(a, set()).add(b)
@@ -165,7 +166,8 @@ def test_tie_network_accepts_exact_ties_and_declines_collisions():
         assert tie_keys_f32(s, s.view(np.int64), np.arange(n, dtype=np.int64), n, COUNT_BY_KEY,
                             docids.copy(), k32, fp, tb)
         lab = np.empty(n, np.int64)
-        assert rank_labels_sortnet_ties(k32, fp, tb, np.ones(n, np.int64), n, keys, lab) == expect
+        tmp = np.empty_like(keys)
+        assert rank_labels_sortnet_ties(k32, fp, tb, np.ones(n, np.int64), n, keys, tmp, lab) == expect
 
 
 def test_sortnet_ties_pays_thresholds():

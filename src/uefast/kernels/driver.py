@@ -330,7 +330,9 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
         tidx = np.empty(maxn + 1, np.int64)
         tpk = np.empty(maxn + 8, np.float32)
         skeys = np.empty(SORTNET_MAX_N, np.int32)
+        stmp = np.empty(SORTNET_MAX_N, np.int32)
         skey64 = np.empty(SORTNET_TIES_MAX_N, np.int64)
+        stmp64 = np.empty(SORTNET_TIES_MAX_N, np.int64)
         f32_ok = 0
         f32_no = 0
         for g in range(s0, s1):
@@ -350,7 +352,7 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
                         counted = rank_labels_f32(k32, lraw, tidx, tpk, acc, n, nt, lab)
                     else:
                         if sortnet == 2 or (sortnet == 1 and sortnet_pays(n, npos)):
-                            counted = rank_labels_sortnet(k32, lraw, n, skeys, lab)
+                            counted = rank_labels_sortnet(k32, lraw, n, skeys, stmp, lab)
                         if not counted:
                             counted = rank_labels_f32(k32, lraw, pidx, pk, acc, n, npos, lab)
                     if counted:
@@ -369,7 +371,7 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
                         if tie_keys_f32(keys, score_bits, rows, n, tie_by, dkey, k32, fp, tb):
                             if sortnet == 2 or (sortnet == 1 and sortnet_ties_pays(n, npos)):
                                 counted = rank_labels_sortnet_ties(k32, fp, tb, lraw, n, skey64,
-                                                                   lab)
+                                                                   stmp64, lab)
                             if not counted:
                                 counted = rank_labels_f32_ties(k32, fp, tb, lraw, pidx, pk, pf,
                                                                pt, acc, n, npos, lab)

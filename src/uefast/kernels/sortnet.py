@@ -6,8 +6,9 @@ score to a signed integer of the same order (``u ^ ((u >> 31) & 0x7FFFFFFF)`` on
 -0 is made +0), and the label (0..7; every label <= 0 counts as 0, as everywhere in ranking) takes
 the low 3 bits. The keys are sorted descending by Batcher's bitonic network (K. E. Batcher,
 "Sorting networks and their applications", AFIPS 1968): 16 keys per vector, min/max and constant
-shuffles only, no branches, fully unrolled for 1, 2, 4, ..., 32 vectors (16 ... 512 keys). The
-position of a key is then its rank and its low 3 bits its label.
+shuffles only, no branches, fully unrolled for 16 ... 256 keys (1 ... 16 vectors); segments of
+257-512 documents are sorted in two such blocks, then merged. The position of a key is then its
+rank and its low 3 bits its label.
 
 Exactness: two documents are ordered by their keys' upper 29 bits, i.e. by their float32 scores
 coarsened to buckets of 8 consecutive float32 values. When every two documents adjacent in the
@@ -18,8 +19,8 @@ of each other), or with a NaN score or a label > 7, :func:`rank_labels_sortnet` 
 the caller ranks the segment by counting, which handles all of that.
 
 Tied segments (:func:`rank_labels_sortnet_ties`, up to 512 documents): one int64 key per
-document, ``ord(score32) * 2^32 + (2^23 - 1 - tie-break key) * 2^9 + position``, 8 per vector;
-equal float32 scores come out adjacent, in tie-break order, and a 32-bit fingerprint of the
+document, ``ord(score32) * 2^32 + (2^23 - 1 - tie-break key) * 2^9 + position``, 8 per vector
+(the same networks, blocks and merge); equal float32 scores come out adjacent, in tie-break order, and a 32-bit fingerprint of the
 float64 bits tells exact ties from float32 collisions (declined).
 
 Cost: n log2(n)^2 / 4 compare-exchanges on 16 lanes, against float32 counting's n * N+ comparisons
@@ -91,30 +92,55 @@ def _bitonic(builder, vecs):
         k *= 2
 
 
-def _make_sort(m):
-    """An intrinsic ``sort(keys)`` sorting ``keys[0:m]`` descending in place: int32 keys 16 per
-    vector, int64 keys 8 per vector (512-bit vectors; LLVM splits them where the CPU's are
-    narrower)."""
-    @intrinsic
-    def sort(typingctx, keys):
-        def codegen(context, builder, sig, args):
-            bits = sig.args[0].dtype.bitwidth
-            w = 512 // bits
-            vt = ir.VectorType(ir.IntType(bits), w)
-            data = context.make_array(sig.args[0])(context, builder, args[0]).data
-            ptrs = [builder.bitcast(builder.gep(data, [ir.Constant(ir.IntType(64), w * a)]),
-                                    vt.as_pointer()) for a in range(m // w)]
-            vecs = [builder.load(p, align=bits // 8) for p in ptrs]
-            _bitonic(builder, vecs)
-            for p, v in zip(ptrs, vecs):
-                builder.store(v, p, align=bits // 8)
-            return context.get_dummy_value()
-        return types.void(keys), codegen
-    return sort
+#: Longest block one network sorts: 256 keys (16 vectors of int32, 32 of int64); longer
+#: segments are sorted in such blocks, then merged. (With full 512-key networks the benchmark's
+#: tied systems ranked ~3% faster; not worth their share of the first call's compile time.)
+NET_MAX_32 = 256
+NET_MAX_64 = 256
 
 
-_sort16, _sort32, _sort64, _sort128, _sort256, _sort512 = (_make_sort(m) for m in
-                                                           (16, 32, 64, 128, 256, 512))
+def _network_function(module, bits, size):
+    """The LLVM function ``void(iN* keys)`` sorting ``size`` keys descending in place (defined
+    once per module, ``linkonce_odr`` so that linked modules share it, ``noinline`` so that the
+    unrolled network is compiled once rather than again inside every caller)."""
+    name = f"uefast_sortnet_i{bits}_{size}"
+    fn = module.globals.get(name)
+    if fn is not None:
+        return fn
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ir.IntType(bits).as_pointer()]), name)
+    fn.linkage = "linkonce_odr"
+    fn.attributes.add("noinline")
+    builder = ir.IRBuilder(fn.append_basic_block())
+    w = 512 // bits
+    vt = ir.VectorType(ir.IntType(bits), w)
+    ptrs = [builder.bitcast(builder.gep(fn.args[0], [ir.Constant(ir.IntType(64), w * a)]),
+                            vt.as_pointer()) for a in range(size // w)]
+    vecs = [builder.load(p, align=bits // 8) for p in ptrs]
+    _bitonic(builder, vecs)
+    for p, v in zip(ptrs, vecs):
+        builder.store(v, p, align=bits // 8)
+    builder.ret_void()
+    return fn
+
+
+@intrinsic
+def _network_sort(typingctx, keys, off, m):
+    """Sort ``keys[off:off + m]`` descending in place by the bitonic network for m keys, m a
+    power of two from 16 to :data:`NET_MAX_32` (int32) or :data:`NET_MAX_64` (int64); other m:
+    nothing. int32 keys go 16 per vector, int64 keys 8 (512-bit vectors; LLVM splits them where
+    the CPU's are narrower). One unrolled network per size (:func:`_network_function`)."""
+    def codegen(context, builder, sig, args):
+        bits = sig.args[0].dtype.bitwidth
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        ptr = builder.gep(data, [args[1]])
+        size = 16
+        while size <= (NET_MAX_32 if bits == 32 else NET_MAX_64):
+            with builder.if_then(builder.icmp_signed("==", args[2], ir.Constant(args[2].type, size))):
+                builder.call(_network_function(builder.module, bits, size), [ptr])
+            size *= 2
+        return context.get_dummy_value()
+    return types.void(keys, types.int64, types.int64), codegen
+
 
 _jit = nb.njit(cache=True, nogil=True)
 
@@ -130,27 +156,60 @@ def _f32_bits(typingctx, x):
 
 
 @_jit
-def sort_keys_desc(keys, n, pad):
-    """Sort ``keys[0:n]`` (int32 or int64, n <= 512) descending with the smallest network that
-    holds them: ``keys[n:m]`` are set to ``pad`` first (the dtype's smallest value; m = n rounded
-    up to 16, 32, ..., 512; ``keys`` must have room for m). Returns m."""
+def _merge_desc(src, lo, mid, hi, dst):
+    """dst[lo:hi] = the descending runs src[lo:mid] and src[mid:hi] merged (branch-free step)."""
+    i, j, k = lo, mid, lo
+    while i < mid and j < hi:
+        x = src[i]
+        y = src[j]
+        t = x >= y
+        dst[k] = x if t else y
+        i += t
+        j += 1 - t
+        k += 1
+    while i < mid:
+        dst[k] = src[i]
+        i += 1
+        k += 1
+    while j < hi:
+        dst[k] = src[j]
+        j += 1
+        k += 1
+
+
+@_jit
+def sort_keys_desc(keys, n, pad, tmp):
+    """Sort ``keys[0:n]`` (int32 or int64, n <= 512) descending: by one network when n fits one
+    block (:data:`NET_MAX_32` / :data:`NET_MAX_64` keys), else by network-sorted blocks merged
+    bottom-up through ``tmp`` (same dtype, length >= 512). ``keys[n:m]`` are set to ``pad``
+    first (the dtype's smallest value; m = n rounded up to a power of two >= 16, or to whole
+    blocks; ``keys`` must have room for m). Returns m."""
+    block = NET_MAX_32 if keys.itemsize == 4 else NET_MAX_64
     m = 16
-    while m < n:
+    while m < n and m < block:
         m *= 2
+    if n > block:
+        m = (n + block - 1) // block * block
     for i in range(n, m):
         keys[i] = pad
-    if m == 16:
-        _sort16(keys)
-    elif m == 32:
-        _sort32(keys)
-    elif m == 64:
-        _sort64(keys)
-    elif m == 128:
-        _sort128(keys)
-    elif m == 256:
-        _sort256(keys)
-    else:
-        _sort512(keys)
+    if m <= block:
+        _network_sort(keys, 0, m)
+        return m
+    for b in range(0, m, block):
+        _network_sort(keys, b, block)
+    width = block
+    flip = False  # False: the runs are in keys, True: in tmp
+    while width < m:
+        for lo in range(0, m, 2 * width):
+            if flip:
+                _merge_desc(tmp, lo, min(lo + width, m), min(lo + 2 * width, m), keys)
+            else:
+                _merge_desc(keys, lo, min(lo + width, m), min(lo + 2 * width, m), tmp)
+        flip = not flip
+        width *= 2
+    if flip:
+        for i in range(m):
+            keys[i] = tmp[i]
     return m
 
 
@@ -172,13 +231,14 @@ def sortnet_pays(n, npos):
 
 
 @_jit
-def rank_labels_sortnet(k32, lraw, n, keys, lab):
+def rank_labels_sortnet(k32, lraw, n, keys, tmp, lab):
     """Ranked labels of one segment by :func:`sort_keys_desc`, or False (``lab`` unspecified)
     when that cannot be exact: a NaN score, a label > 7, two scores in one 8-value float32 bucket
     (a tie, or too close), or n > :data:`SORTNET_MAX_N`.
 
-    ``k32[0:n]`` float32 scores, ``lraw[0:n]`` labels clamped at 0; ``keys`` int32 scratch of
-    length >= 512. On success ``lab[r]`` is the label of the document ranked r (0-based)."""
+    ``k32[0:n]`` float32 scores, ``lraw[0:n]`` labels clamped at 0; ``keys``, ``tmp`` int32
+    scratch of length >= 512. On success ``lab[r]`` is the label of the document ranked r
+    (0-based)."""
     if n > SORTNET_MAX_N:
         return False
     bad = 0
@@ -190,7 +250,7 @@ def rank_labels_sortnet(k32, lraw, n, keys, lab):
         bad += (k32[i] != k32[i]) | (lv > SORTNET_LABEL_MAX)
     if bad:
         return False
-    sort_keys_desc(keys, n, _PAD)
+    sort_keys_desc(keys, n, _PAD, tmp)
     close = 0
     for i in range(n - 1):
         close += (keys[i] >> 3) == (keys[i + 1] >> 3)
@@ -219,7 +279,7 @@ def sortnet_ties_pays(n, npos):
 
 
 @_jit
-def rank_labels_sortnet_ties(k32, fp, tb, lraw, n, keys, lab):
+def rank_labels_sortnet_ties(k32, fp, tb, lraw, n, keys, tmp, lab):
     """Ranked labels of a segment with tied scores by :func:`sort_keys_desc`, or False when
     that cannot be exact: n > :data:`SORTNET_TIES_MAX_N`, a tie-break key > 2^23 - 1, or two
     different doubles with one float32 value.
@@ -230,8 +290,8 @@ def rank_labels_sortnet_ties(k32, fp, tb, lraw, n, keys, lab):
     ``ord(score32) * 2^32 + (2^23 - 1 - tb) * 2^9 + i``: one descending sort orders by float32
     score, equal ones by tie-break key, and the low 9 bits give the document back. Documents with
     equal float32 scores are then adjacent; where two adjacent ones differ in ``fp`` their
-    doubles differ (a float32 collision the order cannot see): declined. ``keys``: int64
-    scratch of length >= 512."""
+    doubles differ (a float32 collision the order cannot see): declined. ``keys``, ``tmp``:
+    int64 scratch of length >= 512."""
     if n > SORTNET_TIES_MAX_N:
         return False
     big = 0
@@ -243,7 +303,7 @@ def rank_labels_sortnet_ties(k32, fp, tb, lraw, n, keys, lab):
         keys[i] = (o << 32) | ((SORTNET_TB_MAX - t) << 9) | i
     if big:
         return False
-    sort_keys_desc(keys, n, _PAD64)
+    sort_keys_desc(keys, n, _PAD64, tmp)
     bad = 0
     for r in range(n - 1):
         same32 = (keys[r] >> 32) == (keys[r + 1] >> 32)
