@@ -93,8 +93,8 @@ def _bitonic(builder, vecs):
 
 
 #: Longest block one network sorts: 256 keys (16 vectors of int32, 32 of int64); longer
-#: segments are sorted in such blocks, then merged. (With full 512-key networks the benchmark's
-#: tied systems ranked ~3% faster; not worth their share of the first call's compile time.)
+#: segments are sorted in such blocks, then merged. (Full 512-key networks ranked the benchmark's
+#: systems 3-10% faster but added ~8 s to the first call's compile time.)
 NET_MAX_32 = 256
 NET_MAX_64 = 256
 
