@@ -216,9 +216,10 @@ def sort_keys_desc(keys, n, pad, tmp):
 @_jit
 def sortnet_pays(n, npos):
     """True when sorting a segment of n documents with N+ = ``npos`` positive labels is expected
-    to be cheaper than float32 counting: N+ at least 8 (networks of up to 128 keys), 10, 14 or
-    22 (128, 256, 512 keys), the break-even points measured on random segments (AVX-512 host:
-    a 128-key network ~0.19 us, 512 keys ~1.1 us; counting ~0.1 ns per document pair)."""
+    to be cheaper than float32 counting: N+ at least 8 (up to 32 documents), 10 (128), 14 (256)
+    or 48 (512: two blocks and a merge), the break-even points measured on random segments
+    (AVX-512 host: a 128-key network ~0.19 us, 256 keys ~0.39 us, 512 keys as blocks ~2-3 us;
+    counting ~0.1 ns per document pair)."""
     if n > SORTNET_MAX_N or n < 2:
         return False
     if n <= 32:
@@ -227,7 +228,7 @@ def sortnet_pays(n, npos):
         return npos >= 10
     if n <= 256:
         return npos >= 14
-    return npos >= 22
+    return npos >= 48
 
 
 @_jit
@@ -261,7 +262,7 @@ def rank_labels_sortnet(k32, lraw, n, keys, tmp, lab):
     return True
 
 
-#: Longest segment :func:`rank_labels_sortnet_ties` sorts (64 vectors of 8 int64 keys).
+#: Longest segment :func:`rank_labels_sortnet_ties` sorts (two network-sorted blocks, merged).
 SORTNET_TIES_MAX_N = 512
 #: Largest tie-break key :func:`rank_labels_sortnet_ties` can pack (23 bits).
 SORTNET_TB_MAX = (1 << 23) - 1
@@ -272,7 +273,7 @@ _PAD64 = np.int64(-9223372036854775808)
 def sortnet_ties_pays(n, npos):
     """:func:`sortnet_pays` for tied segments, against tie-aware float32 counting (dearer per
     pair): N+ at least 12 up to 128 documents, 24 up to 256, 48 up to 512 (measured
-    break-even on random tied segments)."""
+    break-even on random tied segments: a 128-key int64 network ~0.7 us, 256 keys ~1.8 us)."""
     if n > SORTNET_TIES_MAX_N or n < 2:
         return False
     return npos >= (12 if n <= 128 else 24 if n <= 256 else 48)
