@@ -155,6 +155,14 @@ def _f32_bits(typingctx, x):
     return sig, codegen
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _ord32(x):
+    """int32 of the same order as the float32 x (not NaN), -0 taken as +0: its bit pattern with
+    the magnitude bits flipped when the sign bit is set."""
+    u = _f32_bits(x + np.float32(0.0))
+    return u ^ ((u >> 31) & np.int32(0x7FFFFFFF))
+
+
 @_jit
 def _merge_desc(src, lo, mid, hi, dst):
     """dst[lo:hi] = the descending runs src[lo:mid] and src[mid:hi] merged (branch-free step)."""
@@ -244,8 +252,7 @@ def rank_labels_sortnet(k32, lraw, n, keys, tmp, lab):
         return False
     bad = 0
     for i in range(n):
-        u = _f32_bits(k32[i] + np.float32(0.0))  # -0 -> +0
-        o = u ^ ((u >> 31) & np.int32(0x7FFFFFFF))
+        o = _ord32(k32[i])
         lv = lraw[i]
         keys[i] = (o & np.int32(-8)) | np.int32(lv & 7)
         bad += (k32[i] != k32[i]) | (lv > SORTNET_LABEL_MAX)
@@ -297,8 +304,7 @@ def rank_labels_sortnet_ties(k32, fp, tb, lraw, n, keys, tmp, lab):
         return False
     big = 0
     for i in range(n):
-        u = _f32_bits(k32[i] + np.float32(0.0))  # -0 -> +0
-        o = np.int64(u ^ ((u >> 31) & np.int32(0x7FFFFFFF)))
+        o = np.int64(_ord32(k32[i]))
         t = np.int64(tb[i])
         big += t > SORTNET_TB_MAX
         keys[i] = (o << 32) | ((SORTNET_TB_MAX - t) << 9) | i
