@@ -24,7 +24,8 @@ MEASURES = parse_measures([
 query = st.integers(1, 9).flatmap(lambda n: st.tuples(
     st.lists(st.integers(-1, 4), min_size=n, max_size=n),        # labels (negatives clamp to 0)
     st.lists(st.integers(0, 3), min_size=n, max_size=n),         # scores with many ties
-    st.permutations(list(range(100, 100 + n)) if n < 5 else [3, 20, 100, 9, 11, 1, 2, 40, 7][:n]),
+    st.permutations(list(range(100, 100 + n)) if n < 5 else [3, 20, 100, 9, 11, 1, 2, 40, 7][:n])
+    | st.sampled_from([list(range(100, 100 + n)), list(range(100 + n, 100, -1))]),  # monotone
 ))
 
 

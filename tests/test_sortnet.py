@@ -8,13 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uefast.kernels.counting import COUNT_BY_INDEX, COUNT_BY_KEY, tie_keys_f32
+from uefast.kernels.counting import COUNT_BY_INDEX, COUNT_BY_KEY, tie_keys_f32, tie_order
+from uefast.kernels.ordering import DOC_BYTES, DOC_INT, DOC_NONE, TIE_DOCID, TIE_INPUT
 from uefast.kernels.sortnet import (
     SORTNET_LABEL_MAX,
     SORTNET_MAX_N,
     SORTNET_TB_MAX,
     SORTNET_TIES_MAX_N,
     rank_labels_sortnet,
+    rank_labels_sortnet_groups,
     rank_labels_sortnet_ties,
     sort_keys_desc,
     sortnet_pays,
@@ -175,3 +177,84 @@ def test_sortnet_ties_pays_thresholds():
     for n in (20, 200, 500):
         flags = [sortnet_ties_pays(n, p) for p in range(0, 60)]
         assert flags == sorted(flags) and flags[-1]
+
+
+def _pos_bits(n):
+    s = 4
+    while (1 << s) < n:
+        s += 1
+    return s
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TIED_ROW, min_size=1, max_size=140) | st.lists(_TIED_ROW, min_size=300, max_size=520),
+       st.sampled_from([1, -1, 0]))
+def test_group_network_ranks_exactly_or_declines_for_the_stated_reasons(rows, order):
+    """The int32 tie-group network gives exactly the float64 ranking with ties in position order
+    (``order`` 1) or reverse position order (-1), or declines -- only when some bucket of 2^s
+    consecutive float32 values (s: the bits of a position) holds two different doubles, when
+    ``order`` is 0, or for a segment longer than 512."""
+    scores = np.array([r[0] for r in rows], np.float64)
+    lraw = np.maximum(np.array([r[1] for r in rows], np.int64), 0)
+    n = len(rows)
+    with np.errstate(over="ignore"):
+        k32 = scores.astype(np.float32)
+    keys = np.empty(SORTNET_MAX_N, np.int32)
+    lab = np.full(n, -7, np.int64)
+    ok = rank_labels_sortnet_groups(k32, scores, order, lraw, n, keys, np.empty_like(keys), lab)
+    doubles_per_bucket: dict[int, set] = {}
+    for b, x in zip((_bucket(k32) >> (_pos_bits(n) - 3)).tolist(), scores.tolist()):
+        doubles_per_bucket.setdefault(b, set()).add(x)
+    shared = any(len(v) > 1 for v in doubles_per_bucket.values())
+    assert ok == (not (n > SORTNET_MAX_N or order == 0 or shared))
+    if ok:
+        ranking = sorted(range(n), key=lambda i: (-scores[i], order * i))
+        assert lab.tolist() == [int(lraw[i]) for i in ranking]
+
+
+def test_group_network_accepts_ties_and_declines_shared_buckets():
+    """Both outcomes on fixed inputs (so the property test above is not vacuous): exact ties
+    (with -0 and +0 one score) are ranked, in either tie direction; 1 and 1 + 2^-40 (one float32)
+    and 1 and its float32 successor (one bucket, two scores) are declined, as is a NaN score."""
+    base = np.array([2.0, 1.0, 0.0, 1.0, -0.0, 0.5, 2.0, 0.0] * 5)
+    n = base.size
+    lraw = np.arange(n, dtype=np.int64) % 5
+    keys = np.empty(SORTNET_MAX_N, np.int32)
+    for order in (1, -1):
+        lab = np.empty(n, np.int64)
+        assert rank_labels_sortnet_groups(base.astype(np.float32), base, order, lraw, n, keys,
+                                          np.empty_like(keys), lab)
+        ranking = sorted(range(n), key=lambda i: (-base[i], order * i))
+        assert lab.tolist() == lraw[ranking].tolist()
+    close = [1.0 + 2.0 ** -40, float(np.nextafter(np.float32(1.0), np.float32(2.0))), np.nan]
+    for x in close:
+        s = base.copy()
+        s[1] = x
+        assert not rank_labels_sortnet_groups(s.astype(np.float32), s, 1, lraw, n, keys,
+                                              np.empty_like(keys), np.empty(n, np.int64))
+
+
+@pytest.mark.parametrize("has_perm", [False, True])
+def test_tie_order_directions(has_perm):
+    """tie_order: position order for input ties and for trec_eval without docids; for trec_eval
+    with same-width non-negative integer docids, position order when they fall with position,
+    reverse when they rise, 0 (declined) when neither, for mixed widths, negative or string ids."""
+    def order(tie_mode, doc_mode, docs):
+        docs = np.asarray(docs, np.int64)
+        n = docs.size
+        if has_perm:  # the same segment read through a permutation of a longer column
+            perm = np.arange(2 * n, dtype=np.int64)[::-1].copy()
+            col = np.empty(2 * n, np.int64)
+            col[perm[n:2 * n]] = docs
+            return tie_order(tie_mode, doc_mode, col, perm, True, n, n)
+        return tie_order(tie_mode, doc_mode, docs, np.empty(0, np.int64), False, 0, n)
+
+    assert order(TIE_INPUT, DOC_INT, [5, 1, 9]) == 1
+    assert order(TIE_DOCID, DOC_NONE, [5, 1, 9]) == 1
+    assert order(TIE_DOCID, DOC_INT, [30, 20, 10]) == 1
+    assert order(TIE_DOCID, DOC_INT, [10, 20, 30]) == -1
+    assert order(TIE_DOCID, DOC_INT, [7]) == 1
+    assert order(TIE_DOCID, DOC_INT, [10, 30, 20]) == 0
+    assert order(TIE_DOCID, DOC_INT, [9, 10, 11]) == 0   # widths differ: strcmp order is not numeric
+    assert order(TIE_DOCID, DOC_INT, [-3, -2, -1]) == 0
+    assert order(TIE_DOCID, DOC_BYTES, [1, 2, 3]) == 0

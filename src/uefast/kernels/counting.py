@@ -25,7 +25,7 @@ import numpy as np
 from uefast.kernels.ordering import DOC_INT, DOC_NONE, TIE_DOCID, _ndigits
 
 __all__ = ["COUNT_BY_INDEX", "COUNT_BY_KEY", "COUNT_NO_TIES", "F32_MAX_N", "F32_ROWWISE_MAX",
-           "counting_ties", "rank_labels_by_counting", "top_positives", "rank_labels_f32",
+           "counting_ties", "tie_order", "rank_labels_by_counting", "top_positives", "rank_labels_f32",
            "tie_keys_f32", "rank_labels_f32_ties"]
 
 _jit = nb.njit(cache=True, nogil=True)
@@ -53,6 +53,39 @@ def counting_ties(tie_mode, doc_mode, doc_int, rows, n, dkey):
     if lo >= 0 and _ndigits(lo) == _ndigits(hi):
         return COUNT_BY_KEY
     return COUNT_NO_TIES
+
+
+@_jit
+def tie_order(tie_mode, doc_mode, doc_int, perm, has_perm, base, n):
+    """How the tie policy orders equal scores in the segment of rows ``base .. base+n-1``
+    (through ``perm`` when ``has_perm``), as a direction in position: 1 -- ascending position
+    (input order; trec_eval's order without docids; or same-width non-negative integer docids,
+    whose numeric order is trec_eval's strcmp order, falling with position), -1 -- descending
+    position (such docids rising with position), 0 -- neither (other docids, or docids not
+    monotone in position). For :func:`uefast.kernels.sortnet.rank_labels_sortnet_groups`."""
+    if tie_mode != TIE_DOCID or doc_mode == DOC_NONE:
+        return 1
+    if doc_mode != DOC_INT or n == 0:
+        return 0
+    prev = doc_int[perm[base] if has_perm else base]
+    lo = prev
+    hi = prev
+    up = 0
+    down = 0
+    for i in range(1, n):
+        v = doc_int[perm[base + i] if has_perm else base + i]
+        up += v > prev
+        down += v < prev
+        lo = min(lo, v)
+        hi = max(hi, v)
+        prev = v
+    if lo < 0 or _ndigits(lo) != _ndigits(hi):
+        return 0
+    if up == 0:
+        return 1
+    if down == 0:
+        return -1
+    return 0
 
 
 @_jit

@@ -36,6 +36,7 @@ from uefast.kernels.counting import (
     rank_labels_f32,
     rank_labels_f32_ties,
     tie_keys_f32,
+    tie_order,
     top_positives,
 )
 from uefast.kernels.ordering import TIE_EXPECTED, heapsort_desc, rank_segment, tie_groups
@@ -43,6 +44,7 @@ from uefast.kernels.sortnet import (
     SORTNET_MAX_N,
     SORTNET_TIES_MAX_N,
     rank_labels_sortnet,
+    rank_labels_sortnet_groups,
     rank_labels_sortnet_ties,
     sortnet_pays,
     sortnet_ties_pays,
@@ -335,6 +337,8 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
         stmp64 = np.empty(SORTNET_TIES_MAX_N, np.int64)
         f32_ok = 0
         f32_no = 0
+        grp_ok = 0
+        grp_no = 0
         for g in range(s0, s1):
             base = offsets[g]
             n = offsets[g + 1] - base
@@ -359,6 +363,22 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
                         f32_ok += 1
                     else:
                         f32_no += 1
+            if not counted and countable and f32 and (sortnet == 2 or (
+                    sortnet == 1 and sortnet_pays(n, npos) and (grp_no <= grp_ok + 2 or g % 16 == 0))):
+                # tied scores through the int32 network, tie groups kept in position order
+                order = tie_order(tie_mode, doc_mode, doc_int, perm, has_perm, base, n)
+                if order != 0:
+                    if has_perm:
+                        for i in range(n):
+                            keys[i] = scores[perm[base + i]]
+                        counted = rank_labels_sortnet_groups(k32, keys, order, lraw, n, skeys, stmp, lab)
+                    else:
+                        counted = rank_labels_sortnet_groups(k32, scores[base:base + n], order, lraw, n,
+                                                             skeys, stmp, lab)
+                if counted:
+                    grp_ok += 1
+                else:
+                    grp_no += 1
             if not counted:
                 for i in range(n):
                     r = _row(perm, has_perm, base + i)

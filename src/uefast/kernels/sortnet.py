@@ -40,7 +40,7 @@ from numba.core.extending import intrinsic
 
 __all__ = ["SORTNET_MAX_N", "SORTNET_LABEL_MAX", "SORTNET_TIES_MAX_N", "sort_keys_desc",
            "rank_labels_sortnet", "sortnet_pays", "SORTNET_TB_MAX",
-           "sortnet_ties_pays", "rank_labels_sortnet_ties"]
+           "sortnet_ties_pays", "rank_labels_sortnet_ties", "rank_labels_sortnet_groups"]
 
 #: Longest segment the network sorts (32 vectors of 16 keys).
 SORTNET_MAX_N = 512
@@ -319,4 +319,54 @@ def rank_labels_sortnet_ties(k32, fp, tb, lraw, n, keys, tmp, lab):
         return False
     for r in range(n):
         lab[r] = lraw[keys[r] & 511]
+    return True
+
+
+@_jit
+def _pos_bits(n):
+    """Bits that hold a position 0..n-1 (at least 4)."""
+    s = 4
+    while (1 << s) < n:
+        s += 1
+    return s
+
+
+@_jit
+def rank_labels_sortnet_groups(k32, scores, order, lraw, n, skeys, stmp, lab):
+    """Ranked labels of a segment with tied scores through the int32 network, or False.
+
+    For ties broken by position -- ascending (``order`` 1: input order, or trec_eval's docid
+    descending where docids fall with position) or descending (``order`` -1: docids rise with
+    position; :func:`uefast.kernels.counting.tie_order`) -- document i becomes the int32 key ``(ord(score32) & ~mask) |
+    t_i``, mask = 2^s - 1 (s: the bits of a position, :func:`_pos_bits`), t_i = mask - i or i.
+    One descending sort orders by float32 score coarsened to buckets of 2^s values, and within a
+    bucket in tie order. That is the exact ranking iff no bucket holds two different scores: any
+    two neighbours sharing a bucket must have equal float64 scores (``scores[0:n]``), else False.
+    (Different buckets are different scores, ordered as their doubles are, since rounding and
+    bucketing are monotone; one score is one bucket.)
+
+    Half the key width of :func:`rank_labels_sortnet_ties` (16 keys per vector instead of 8), no
+    fingerprints or tie-break keys to prepare, no branches. ``k32`` float32 scores, ``lraw``
+    labels clamped at 0, ``skeys``/``stmp`` int32 scratch of length >= 512. False also for a NaN
+    score, ``order`` 0 or n > :data:`SORTNET_MAX_N`."""
+    if n > SORTNET_MAX_N or order == 0:
+        return False
+    s = _pos_bits(n)
+    mask = np.int32((1 << s) - 1)
+    flip = mask if order > 0 else np.int32(0)  # key low bits = position ^ flip
+    bad = 0
+    for i in range(n):
+        skeys[i] = (_ord32(k32[i]) & ~mask) | (np.int32(i) ^ flip)
+        bad += k32[i] != k32[i]
+    if bad:
+        return False
+    sort_keys_desc(skeys, n, _PAD, stmp)
+    for r in range(n - 1):
+        a = skeys[r]
+        b = skeys[r + 1]
+        bad += ((a >> s) == (b >> s)) & (scores[(a & mask) ^ flip] != scores[(b & mask) ^ flip])
+    if bad:
+        return False
+    for r in range(n):
+        lab[r] = lraw[(skeys[r] & mask) ^ flip]
     return True
