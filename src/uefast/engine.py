@@ -229,9 +229,13 @@ def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.
 def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: np.ndarray,
                 scores: np.ndarray, qref: np.ndarray, ties: str, docs: DocIds,
                 plan: MeasurePlan, judged: JudgedStats,
-                nan_error: Callable[[int], Exception] | None = None) -> np.ndarray:
+                nan_error: Callable[[int], Exception] | None = None,
+                doc_rising: np.ndarray | None = None) -> np.ndarray:
     """Values ``[n_segments, n_measures]`` of every measure on every ranked segment.
 
+    ``doc_rising``: per segment, 1 where its integer docids are known to rise strictly with
+    position (from :func:`duplicate_docid` on the same grouping); spares the ranking a second
+    read of the docids to find the order of tied scores. None: found where needed.
     The kernel counts NaN scores as it reads them (NaN has no rank): with ``nan_error`` given,
     ``nan_error(first NaN row)`` is raised when there is one (callers that evaluate every row
     skip their own pass over the scores); without it the caller must have checked."""
@@ -246,17 +250,23 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
                      docs.ints, docs.offsets, docs.data, plan.kinds, plan.ks, plan.gtypes,
                      plan.rels, plan.fparams, plan.norms, judged.nrel, judged.idcg, tabs,
                      nch, float(COUNTING_FACTOR), bool(COUNTING_F32), int(SORT_NETWORK),
-                     top_k(plan) if TOP_K else 0, out, nan)
+                     top_k(plan) if TOP_K else 0, _NO_RISING if doc_rising is None else doc_rising,
+                     out, nan)
     if nan_error is not None and nan.any():
         raise nan_error(first_nan(scores))
     return out
 
 
-def duplicate_docid(g: Grouping, docs: DocIds) -> tuple[int, int]:
-    """``(row, earlier_row)`` of the first docid repeated within a group, or ``(-1, -1)``."""
+_NO_RISING = np.zeros(0, np.uint8)
+
+
+def duplicate_docid(g: Grouping, docs: DocIds, rising: np.ndarray | None = None) -> tuple[int, int]:
+    """``(row, earlier_row)`` of the first docid repeated within a group, or ``(-1, -1)``.
+    With ``rising`` (uint8, zeroed, one entry per group) the groups whose integer docids strictly
+    rise with position are marked 1 on the way (pass it to :func:`rank_values`)."""
     if docs is NO_DOCIDS:
         return -1, -1
     with KERNEL_LOCK:
         r, o = find_duplicate(g.offsets, g.perm, g.has_perm, docs.mode, docs.ints, docs.offsets,
-                              docs.data, n_chunks(g.n_groups))
+                              docs.data, n_chunks(g.n_groups), _NO_RISING if rising is None else rising)
     return int(r), int(o)

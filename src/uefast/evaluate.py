@@ -205,12 +205,12 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         qcodes = _codes(q_g, t.num_rows)
         nq, ns = q_g.n_groups, sys_g.n_groups
         g = group_codes(scodes * nq + qcodes, ns * nq, q_g.keys)
-        _check_duplicates(g, docs, doc_arr, names["docid"], "run", "(system, qid)")
+        rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "(system, qid)")
         judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label)
         scores = score_array(column(t, cols[0], what), cols[0], what, check_nan=False)
         qref = np.arange(g.n_groups, dtype=np.int64)
         vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
-                           judged, nan_error=score_nan_error(cols[0], what))
+                           judged, nan_error=score_nan_error(cols[0], what), doc_rising=rising)
         sizes = np.diff(g.offsets)
         keep = np.flatnonzero(sizes > 0)
         info["missing_system_queries"] = int(ns * nq - len(keep))
@@ -219,7 +219,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
                        judged.iub[keep], judged.reb[keep], sizes[keep], judged.n_judged[keep],
                        judged.nrel[keep], info)
     g = group_keys(qid_arr, names["qid"], what)
-    _check_duplicates(g, docs, doc_arr, names["docid"], "run", "qid")
+    rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "qid")
     judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label)
     nq = g.n_groups
     qref = np.arange(nq, dtype=np.int64)
@@ -229,7 +229,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         scores = score_array(column(t, c, what), c, what, check_nan=False)
         vals[s * nq:(s + 1) * nq] = rank_values(g.offsets, g.perm, g.has_perm, labels, scores,
                                                 qref, ties, docs, plan, judged,
-                                                nan_error=score_nan_error(c, what))
+                                                nan_error=score_nan_error(c, what), doc_rising=rising)
     info["rows_evaluated"] = t.num_rows
     ns = len(cols)
     sizes = np.diff(g.offsets)
@@ -251,11 +251,15 @@ def _codes(g: Grouping, n_rows: int) -> np.ndarray:
     return codes
 
 
-def _check_duplicates(g: Grouping, docs, doc_arr, docid_name: str, what: str, within: str) -> None:
-    r, o = duplicate_docid(g, docs)
+def _check_duplicates(g: Grouping, docs, doc_arr, docid_name: str, what: str, within: str) -> np.ndarray:
+    """Raise on a docid repeated within a group; return which groups' integer docids rise strictly
+    (uint8 per group, for :func:`rank_values`)."""
+    rising = np.zeros(g.n_groups, np.uint8)
+    r, o = duplicate_docid(g, docs, rising)
     if r >= 0:
         raise InputError(f"{what}: duplicate {docid_name} {doc_arr[r].as_py()!r} within one {within} "
                          f"group: rows {o} and {r}")
+    return rising
 
 
 # ----------------------------------------------------------------------------- TREC style
@@ -307,13 +311,13 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     codes = np.where(qcodes >= 0, scodes * nq + qcodes, -1)
     g = group_codes(codes, ns * nq, qkeys)
     docs = docids(r_doc, dn, "run")
-    _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)")
+    rising = _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)")
     plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
     judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label)
     scores = score_array(column(run_t, names["score"], "run"), names["score"], "run")
     qref = np.tile(np.arange(nq, dtype=np.int64), ns)
     vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
-                       judged)
+                       judged, doc_rising=rising)
     sizes = np.diff(g.offsets)
     keep = np.flatnonzero(sizes > 0) if queries == "intersect" else np.arange(ns * nq)
     q_of = keep % nq

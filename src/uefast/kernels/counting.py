@@ -56,13 +56,14 @@ def counting_ties(tie_mode, doc_mode, doc_int, rows, n, dkey):
 
 
 @_jit
-def tie_order(tie_mode, doc_mode, doc_int, perm, has_perm, base, n):
+def tie_order(tie_mode, doc_mode, doc_int, perm, has_perm, base, n, rising):
     """How the tie policy orders equal scores in the segment of rows ``base .. base+n-1``
     (through ``perm`` when ``has_perm``), as a direction in position: 1 -- ascending position
     (input order; trec_eval's order without docids; or same-width non-negative integer docids,
     whose numeric order is trec_eval's strcmp order, falling with position), -1 -- descending
     position (such docids rising with position), 0 -- neither (other docids, or docids not
-    monotone in position). For :func:`uefast.kernels.sortnet.rank_labels_sortnet_groups`."""
+    monotone in position). ``rising``: the docids are already known to rise strictly (then only
+    their width is checked). For :func:`uefast.kernels.sortnet.rank_labels_sortnet_groups`."""
     if tie_mode != TIE_DOCID or doc_mode == DOC_NONE:
         return 1
     if doc_mode != DOC_INT or n == 0:
@@ -70,6 +71,9 @@ def tie_order(tie_mode, doc_mode, doc_int, perm, has_perm, base, n):
     prev = doc_int[perm[base] if has_perm else base]
     lo = prev
     hi = prev
+    if rising:
+        hi = doc_int[perm[base + n - 1] if has_perm else base + n - 1]
+        return -1 if lo >= 0 and _ndigits(lo) == _ndigits(hi) else 0
     up = 0
     down = 0
     for i in range(1, n):

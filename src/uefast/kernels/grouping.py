@@ -110,11 +110,14 @@ def _same_doc(a, b, doc_mode, doc_int, doc_off, doc_data):
 
 
 @nb.njit(parallel=True, cache=True, nogil=True)
-def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data, nchunks):
+def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data, nchunks, rising_out):
     """Return ``(row, first_row)`` for the first duplicated docid within a group (input rows), or
     ``(-1, -1)``. Expected O(n): one open-addressing table per chunk whose slots are stamped with
     the group number, so it never needs clearing between groups; integer docids spanning a range
-    smaller than the table index it directly (no hashing)."""
+    smaller than the table index it directly (no hashing). Groups whose integer docids strictly
+    rise with position (no table needed) get ``rising_out[group] = 1`` when ``rising_out``
+    (zeroed, one entry per group) is not empty: the ranking reuses that
+    (:func:`~uefast.kernels.counting.tie_order`)."""
     nseg = offsets.shape[0] - 1
     found = np.full(nchunks, -1, np.int64)
     found_first = np.full(nchunks, -1, np.int64)
@@ -151,6 +154,8 @@ def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data
                             rising = False
                             break
                 if rising:
+                    if rising_out.size:
+                        rising_out[s] = 1
                     continue
                 # dense integer docids (range < table size): index the table directly, no hashing.
                 # The docids are copied first by a loop without a per-row perm test (vectorised).

@@ -18,8 +18,13 @@ tie needs breaking: the ranking is exact. Otherwise (a tie, or two scores within
 of each other), or with a NaN score or a label > 7, :func:`rank_labels_sortnet` returns False and
 the caller ranks the segment by counting, which handles all of that.
 
-Tied segments (:func:`rank_labels_sortnet_ties`, up to 512 documents): one int64 key per
-document, ``ord(score32) * 2^32 + (2^23 - 1 - tie-break key) * 2^9 + position``, 8 per vector
+Tied segments whose tie order runs with position (input order; trec_eval's docid order where
+same-width integer docids fall or rise with position, :func:`uefast.kernels.counting.tie_order`)
+first go to :func:`rank_labels_sortnet_groups`: the same int32 networks on keys
+``(ord(score32) & ~mask) | position`` (mask = 2^s - 1 for positions below 2^s; position
+reversed as the tie order needs), exact where no bucket of 2^s float32 values holds two
+different doubles. Other tied segments (:func:`rank_labels_sortnet_ties`, up to 512 documents):
+one int64 key per document, ``ord(score32) * 2^32 + (2^23 - 1 - tie-break key) * 2^9 + position``, 8 per vector
 (the same networks, blocks and merge); equal float32 scores come out adjacent, in tie-break order, and a 32-bit fingerprint of the
 float64 bits tells exact ties from float32 collisions (declined).
 
