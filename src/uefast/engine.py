@@ -268,5 +268,6 @@ def duplicate_docid(g: Grouping, docs: DocIds, rising: np.ndarray | None = None)
         return -1, -1
     with KERNEL_LOCK:
         r, o = find_duplicate(g.offsets, g.perm, g.has_perm, docs.mode, docs.ints, docs.offsets,
-                              docs.data, n_chunks(g.n_groups), _NO_RISING if rising is None else rising)
+                              docs.data, n_chunks(g.n_groups),
+                              _NO_RISING if rising is None else rising)
     return int(r), int(o)

@@ -229,7 +229,8 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         scores = score_array(column(t, c, what), c, what, check_nan=False)
         vals[s * nq:(s + 1) * nq] = rank_values(g.offsets, g.perm, g.has_perm, labels, scores,
                                                 qref, ties, docs, plan, judged,
-                                                nan_error=score_nan_error(c, what), doc_rising=rising)
+                                                nan_error=score_nan_error(c, what),
+                                                doc_rising=rising)
     info["rows_evaluated"] = t.num_rows
     ns = len(cols)
     sizes = np.diff(g.offsets)
@@ -251,7 +252,8 @@ def _codes(g: Grouping, n_rows: int) -> np.ndarray:
     return codes
 
 
-def _check_duplicates(g: Grouping, docs, doc_arr, docid_name: str, what: str, within: str) -> np.ndarray:
+def _check_duplicates(g: Grouping, docs, doc_arr, docid_name: str, what: str,
+                      within: str) -> np.ndarray:
     """Raise on a docid repeated within a group; return which groups' integer docids rise strictly
     (uint8 per group, for :func:`rank_values`)."""
     rising = np.zeros(g.n_groups, np.uint8)

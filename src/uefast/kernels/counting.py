@@ -25,8 +25,8 @@ import numpy as np
 from uefast.kernels.ordering import DOC_INT, DOC_NONE, TIE_DOCID, _ndigits
 
 __all__ = ["COUNT_BY_INDEX", "COUNT_BY_KEY", "COUNT_NO_TIES", "F32_MAX_N", "F32_ROWWISE_MAX",
-           "counting_ties", "tie_order", "rank_labels_by_counting", "top_positives", "rank_labels_f32",
-           "tie_keys_f32", "rank_labels_f32_ties"]
+           "counting_ties", "tie_order", "rank_labels_by_counting", "top_positives",
+           "rank_labels_f32", "tie_keys_f32", "rank_labels_f32_ties"]
 
 _jit = nb.njit(cache=True, nogil=True)
 

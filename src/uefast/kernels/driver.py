@@ -279,7 +279,8 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
 @nb.njit(parallel=True, cache=True, nogil=True)
 def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_mode, doc_mode,
                  doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
-                 idcg_q, tabs, nchunks, counting_factor, use_f32, sortnet, topk, doc_rising, out, nan_out):
+                 idcg_q, tabs, nchunks, counting_factor, use_f32, sortnet, topk, doc_rising, out,
+                 nan_out):
     """For each segment g (rows ``offsets[g]:offsets[g+1]``, query ``qref[g]``) rank the rows by
     score (descending, ``tie_mode``) and write every measure's value into ``out[g, m]``.
 
@@ -301,7 +302,8 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
     (:func:`~uefast.kernels.sortnet.rank_labels_sortnet_groups`; a chunk stops trying while it
     mostly declines, retrying every 16th segment); then a tied segment of at most 512 documents
     goes to a network on int64 (float32 score, tie-break key, position) keys
-    (:func:`~uefast.kernels.sortnet.rank_labels_sortnet_ties`) before tie-aware float32 counting. ``sortnet`` 2 offers every segment (tests), 0 none.
+    (:func:`~uefast.kernels.sortnet.rank_labels_sortnet_ties`) before tie-aware float32
+    counting. ``sortnet`` 2 offers every segment (tests), 0 none.
     ``score_bits`` is ``scores`` viewed as int64. With ``topk`` > 0 (every measure has a cutoff
     <= topk) float32 counting ranks only the positive documents that can reach the top ``topk``
     (:func:`top_positives`); the other positions are left 0, and no measure reads them.
@@ -369,7 +371,8 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
                     else:
                         f32_no += 1
             if not counted and countable and f32 and (sortnet == 2 or (
-                    sortnet == 1 and sortnet_pays(n, npos) and (grp_no <= grp_ok + 2 or g % 16 == 0))):
+                    sortnet == 1 and sortnet_pays(n, npos)
+                    and (grp_no <= grp_ok + 2 or g % 16 == 0))):
                 # tied scores through the int32 network, tie groups kept in position order
                 known = doc_rising.size > 0 and doc_rising[g] != 0
                 order = tie_order(tie_mode, doc_mode, doc_int, perm, has_perm, base, n, known)
@@ -377,10 +380,11 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
                     if has_perm:
                         for i in range(n):
                             keys[i] = scores[perm[base + i]]
-                        counted = rank_labels_sortnet_groups(k32, keys, order, lraw, n, skeys, stmp, lab)
+                        counted = rank_labels_sortnet_groups(k32, keys, order, lraw, n, skeys,
+                                                             stmp, lab)
                     else:
-                        counted = rank_labels_sortnet_groups(k32, scores[base:base + n], order, lraw, n,
-                                                             skeys, stmp, lab)
+                        counted = rank_labels_sortnet_groups(k32, scores[base:base + n], order,
+                                                             lraw, n, skeys, stmp, lab)
                 if counted:
                     grp_ok += 1
                 else:

@@ -110,7 +110,8 @@ def _same_doc(a, b, doc_mode, doc_int, doc_off, doc_data):
 
 
 @nb.njit(parallel=True, cache=True, nogil=True)
-def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data, nchunks, rising_out):
+def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data, nchunks,
+                   rising_out):
     """Return ``(row, first_row)`` for the first duplicated docid within a group (input rows), or
     ``(-1, -1)``. Expected O(n): one open-addressing table per chunk whose slots are stamped with
     the group number, so it never needs clearing between groups; integer docids spanning a range

@@ -24,9 +24,10 @@ first go to :func:`rank_labels_sortnet_groups`: the same int32 networks on keys
 ``(ord(score32) & ~mask) | position`` (mask = 2^s - 1 for positions below 2^s; position
 reversed as the tie order needs), exact where no bucket of 2^s float32 values holds two
 different doubles. Other tied segments (:func:`rank_labels_sortnet_ties`, up to 512 documents):
-one int64 key per document, ``ord(score32) * 2^32 + (2^23 - 1 - tie-break key) * 2^9 + position``, 8 per vector
-(the same networks, blocks and merge); equal float32 scores come out adjacent, in tie-break order, and a 32-bit fingerprint of the
-float64 bits tells exact ties from float32 collisions (declined).
+one int64 key per document, ``ord(score32) * 2^32 + (2^23 - 1 - tie-break key) * 2^9 +
+position``, 8 per vector (the same networks, blocks and merge); equal float32 scores come out
+adjacent, in tie-break order, and a 32-bit fingerprint of the float64 bits tells exact ties from
+float32 collisions (declined).
 
 Cost: n log2(n)^2 / 4 compare-exchanges on 16 lanes, against float32 counting's n * N+ comparisons
 (:mod:`uefast.kernels.counting`); on the MSLR-shaped benchmark (about half of the documents
@@ -342,8 +343,9 @@ def rank_labels_sortnet_groups(k32, scores, order, lraw, n, skeys, stmp, lab):
 
     For ties broken by position -- ascending (``order`` 1: input order, or trec_eval's docid
     descending where docids fall with position) or descending (``order`` -1: docids rise with
-    position; :func:`uefast.kernels.counting.tie_order`) -- document i becomes the int32 key ``(ord(score32) & ~mask) |
-    t_i``, mask = 2^s - 1 (s: the bits of a position, :func:`_pos_bits`), t_i = mask - i or i.
+    position; :func:`uefast.kernels.counting.tie_order`) -- document i becomes the int32 key
+    ``(ord(score32) & ~mask) | t_i``, mask = 2^s - 1 (s: the bits of a position,
+    :func:`_pos_bits`), t_i = mask - i or i.
     One descending sort orders by float32 score coarsened to buckets of 2^s values, and within a
     bucket in tie order. That is the exact ranking iff no bucket holds two different scores: any
     two neighbours sharing a bucket must have equal float64 scores (``scores[0:n]``), else False.
