@@ -34,6 +34,13 @@ COUNT_BY_INDEX, COUNT_BY_KEY, COUNT_NO_TIES = 0, 1, 2
 
 
 @_jit
+def _numeric_is_strcmp(lo, hi):
+    """True when integers in [lo, hi] compare numerically as their decimal strings do (strcmp):
+    all >= 0 with the same number of digits."""
+    return lo >= 0 and _ndigits(lo) == _ndigits(hi)
+
+
+@_jit
 def counting_ties(tie_mode, doc_mode, doc_int, rows, n, dkey):
     """How :func:`rank_labels_by_counting` can order equal scores in this segment: by position
     (input order, or trec_eval order without docids), by integer docid when every docid of the
@@ -50,7 +57,7 @@ def counting_ties(tie_mode, doc_mode, doc_int, rows, n, dkey):
         dkey[i] = v
         lo = min(lo, v)
         hi = max(hi, v)
-    if lo >= 0 and _ndigits(lo) == _ndigits(hi):
+    if _numeric_is_strcmp(lo, hi):
         return COUNT_BY_KEY
     return COUNT_NO_TIES
 
@@ -69,11 +76,11 @@ def tie_order(tie_mode, doc_mode, doc_int, perm, has_perm, base, n, rising):
     if doc_mode != DOC_INT or n == 0:
         return 0
     prev = doc_int[perm[base] if has_perm else base]
+    if rising:  # the first docid is the least, the last the greatest
+        last = doc_int[perm[base + n - 1] if has_perm else base + n - 1]
+        return -1 if _numeric_is_strcmp(prev, last) else 0
     lo = prev
     hi = prev
-    if rising:
-        hi = doc_int[perm[base + n - 1] if has_perm else base + n - 1]
-        return -1 if lo >= 0 and _ndigits(lo) == _ndigits(hi) else 0
     up = 0
     down = 0
     for i in range(1, n):
@@ -83,7 +90,7 @@ def tie_order(tie_mode, doc_mode, doc_int, perm, has_perm, base, n, rising):
         lo = min(lo, v)
         hi = max(hi, v)
         prev = v
-    if lo < 0 or _ndigits(lo) != _ndigits(hi):
+    if not _numeric_is_strcmp(lo, hi):
         return 0
     if up == 0:
         return 1

@@ -62,6 +62,13 @@ def n_chunks(n_segments: int) -> int:
     return max(1, min(n_segments, 1024, max(64, 8 * nb.get_num_threads())))
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _still_trying(ok, no, g):
+    """A chunk's rule for a fast path that may decline: keep offering segments while it declines
+    at most 2 more than it takes; past that, offer only every 16th segment (to notice a change)."""
+    return no <= ok + 2 or g % 16 == 0
+
+
 @nb.njit(cache=True, nogil=True)
 def _max_len(offsets, s0, s1):
     m = 0
@@ -357,7 +364,7 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
             countable = tie_mode != TIE_EXPECTED and npos <= counting_factor * np.log2(n + 1.0)
             f32 = use_f32 and n <= F32_MAX_N
             if countable:
-                if f32 and (f32_no <= f32_ok + 2 or g % 16 == 0):
+                if f32 and _still_trying(f32_ok, f32_no, g):
                     if 0 < topk < n:
                         nt = top_positives(k32, n, pidx, npos, topk, tidx, tpk)
                         counted = rank_labels_f32(k32, lraw, tidx, tpk, acc, n, nt, lab)
@@ -371,8 +378,7 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
                     else:
                         f32_no += 1
             if not counted and countable and f32 and (sortnet == 2 or (
-                    sortnet == 1 and sortnet_pays(n, npos)
-                    and (grp_no <= grp_ok + 2 or g % 16 == 0))):
+                    sortnet == 1 and sortnet_pays(n, npos) and _still_trying(grp_ok, grp_no, g))):
                 # tied scores through the int32 network, tie groups kept in position order
                 known = doc_rising.size > 0 and doc_rising[g] != 0
                 order = tie_order(tie_mode, doc_mode, doc_int, perm, has_perm, base, n, known)
