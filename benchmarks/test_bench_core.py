@@ -85,6 +85,28 @@ def test_uefast_all_systems(benchmark):
          ROUNDS)
 
 
+def _string_docids(t):
+    """The same table with docids written as strings ("LA" + number), as TREC runs carry them:
+    trec_eval's tie order is then byte order, not numeric."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ds = pc.binary_join_element_wise(pa.scalar("LA"), pc.cast(t["docid"], pa.string()), "")
+    return t.set_column(t.column_names.index("docid"), "docid", ds.combine_chunks())
+
+
+@pytest.mark.parametrize("system,docs", [("sys3", "int"), ("sys0", "string"), ("sys3", "string")])
+def test_uefast_one_system_docid_kinds(benchmark, system, docs):
+    """One untied (sys0) or heavily tied (sys3) system with integer or string docids: trec_eval's
+    tie order by docid bytes is the case that string docids make expensive."""
+    t = mslr_table().select(["qid", "docid", "label", system])
+    if docs == "string":
+        t = _string_docids(t)
+    tied = " tied" if system == "sys3" else ""
+    _run(benchmark, f"uefast 1{tied} system ({system}), {docs} docids",
+         lambda: uefast.evaluate(t, measures=MEASURES), t.num_rows, ROUNDS)
+
+
 def _dicts(t):
     qid = [str(x) for x in t["qid"].to_numpy()]
     doc = [str(x) for x in t["docid"].to_numpy()]

@@ -63,8 +63,11 @@ def _check(queries, ties, measures=MEASURES):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
-@given(queries=st.lists(query, min_size=1, max_size=4), ties=st.sampled_from(["trec_eval", "input"]))
-def test_values_and_iub_match_reference(ranking_path, queries, ties):
+@given(queries=st.lists(query, min_size=1, max_size=4), ties=st.sampled_from(["trec_eval", "input"]),
+       strings=st.booleans())
+def test_values_and_iub_match_reference(ranking_path, queries, ties, strings):
+    if strings:  # the same docids as strings: the reference's order is unchanged (bytes of str)
+        queries = [(lab, s, [str(d) for d in docs]) for lab, s, docs in queries]
     _check(queries, ties)
 
 

@@ -19,15 +19,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from uefast.inputs import NO_DOCIDS, DocIds, first_nan, key_kind, string_buffers
+from uefast.inputs import _EMPTY_B, _EMPTY_I, NO_DOCIDS, DocIds, first_nan, key_kind, string_buffers
 from uefast.kernels.driver import judged_pass, n_chunks, ranking_pass
 from uefast.kernels.grouping import counting_sort, find_duplicate, run_starts_bytes, run_starts_int
 from uefast.kernels.metrics import K_AP, K_DCG, K_ERR, K_NDCG, K_P, K_R, K_RBP, K_RR, K_SP
-from uefast.kernels.ordering import TIE_DOCID, TIE_EXPECTED, TIE_INPUT
+from uefast.kernels.docrank import docid_byte_ranks
+from uefast.kernels.ordering import DOC_BYTES, DOC_INT, TIE_DOCID, TIE_EXPECTED, TIE_INPUT
 from uefast.measures import GAIN_CODES, NORM_CODES, Measure
 
 __all__ = ["KERNEL_LOCK", "Grouping", "MeasurePlan", "JudgedStats", "group_keys", "group_codes",
-           "plan_measures", "top_k", "judged_stats", "rank_values", "duplicate_docid", "TIE_MODES",
+           "plan_measures", "top_k", "judged_stats", "rank_values", "duplicate_docid", "docid_ranks",
+           "TIE_MODES",
            "tables"]
 
 TIE_MODES = {"input": TIE_INPUT, "trec_eval": TIE_DOCID, "expected": TIE_EXPECTED}
@@ -258,6 +260,25 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
 
 
 _NO_RISING = np.zeros(0, np.uint8)
+
+
+def docid_ranks(g: Grouping, docs: DocIds, rising: np.ndarray | None = None
+                ) -> tuple[DocIds, int, int]:
+    """String docids -> ``(rank_docids, row, earlier_row)``: integer docids that are the ranks of
+    the docids in byte order within each group (offset to one width, see
+    :mod:`uefast.kernels.docrank`), so that trec_eval's tie order (docid descending by bytes) is
+    the integer tie order the fast ranking paths know; sorted once, shared by every system ranked
+    on ``g``. ``row >= 0``: the first docid repeated within a group, as :func:`duplicate_docid`
+    reports it (the ranks are then incomplete). Other docid kinds are returned unchanged, with
+    :func:`duplicate_docid`'s answer."""
+    if docs.mode != DOC_BYTES:
+        return (docs, *duplicate_docid(g, docs, rising))
+    ranks = np.zeros(len(docs.offsets) - 1, np.int64)
+    with KERNEL_LOCK:
+        r, o = docid_byte_ranks(g.offsets, g.perm, g.has_perm, docs.offsets, docs.data,
+                                n_chunks(g.n_groups), ranks,
+                                _NO_RISING if rising is None else rising)
+    return DocIds(DOC_INT, ranks, _EMPTY_I, _EMPTY_B), int(r), int(o)
 
 
 def duplicate_docid(g: Grouping, docs: DocIds, rising: np.ndarray | None = None) -> tuple[int, int]:

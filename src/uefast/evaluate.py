@@ -11,12 +11,13 @@ import pyarrow as pa
 from uefast import __version__
 from uefast.engine import (
     Grouping,
+    docid_ranks,
+    duplicate_docid,
     group_codes,
     group_keys,
     judged_stats,
     plan_measures,
     rank_values,
-    duplicate_docid,
 )
 from uefast.errors import InputError
 from uefast.inputs import (
@@ -205,7 +206,8 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         qcodes = _codes(q_g, t.num_rows)
         nq, ns = q_g.n_groups, sys_g.n_groups
         g = group_codes(scodes * nq + qcodes, ns * nq, q_g.keys)
-        rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "(system, qid)")
+        docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "(system, qid)",
+                                         ties)
         judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label)
         scores = score_array(column(t, cols[0], what), cols[0], what, check_nan=False)
         qref = np.arange(g.n_groups, dtype=np.int64)
@@ -219,7 +221,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
                        judged.iub[keep], judged.reb[keep], sizes[keep], judged.n_judged[keep],
                        judged.nrel[keep], info)
     g = group_keys(qid_arr, names["qid"], what)
-    rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "qid")
+    docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "qid", ties)
     judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label)
     nq = g.n_groups
     qref = np.arange(nq, dtype=np.int64)
@@ -253,15 +255,20 @@ def _codes(g: Grouping, n_rows: int) -> np.ndarray:
 
 
 def _check_duplicates(g: Grouping, docs, doc_arr, docid_name: str, what: str,
-                      within: str) -> np.ndarray:
-    """Raise on a docid repeated within a group; return which groups' integer docids rise strictly
-    (uint8 per group, for :func:`rank_values`)."""
+                      within: str, ties: str):
+    """Raise on a docid repeated within a group; return ``(docs, rising)`` for
+    :func:`rank_values`: with ``ties="trec_eval"`` string docids become their byte-order ranks
+    within each group (:func:`docid_ranks`; the same tie order, ranked by the fast integer paths),
+    and ``rising`` marks the groups whose integer docids rise strictly (uint8 per group)."""
     rising = np.zeros(g.n_groups, np.uint8)
-    r, o = duplicate_docid(g, docs, rising)
+    if ties == "trec_eval":
+        docs, r, o = docid_ranks(g, docs, rising)
+    else:
+        r, o = duplicate_docid(g, docs, rising)
     if r >= 0:
         raise InputError(f"{what}: duplicate {docid_name} {doc_arr[r].as_py()!r} within one {within} "
                          f"group: rows {o} and {r}")
-    return rising
+    return docs, rising
 
 
 # ----------------------------------------------------------------------------- TREC style
@@ -313,7 +320,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     codes = np.where(qcodes >= 0, scodes * nq + qcodes, -1)
     g = group_codes(codes, ns * nq, qkeys)
     docs = docids(r_doc, dn, "run")
-    rising = _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)")
+    docs, rising = _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)", ties)
     plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
     judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label)
     scores = score_array(column(run_t, names["score"], "run"), names["score"], "run")

@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
-from llvmlite import ir
-from numba.core import types
-from numba.core.extending import intrinsic
 
+from uefast._intrinsics import _bswap64, _cttz64, _f64_bits, _load_le64
 from uefast.io._floatparse import _eisel_lemire, _parse_float_open
 
 __all__ = ["run_arrays", "run_result", "scan_run_words"]
@@ -45,49 +43,6 @@ _LO4 = _U(0x0F0F0F0F0F0F0F0F)
 _C = _U(0x9E3779B97F4A7C15)
 _P10U = np.array([10 ** k for k in range(20)], dtype=np.uint64)
 _P10F = np.array([10.0 ** k for k in range(23)])
-
-
-@intrinsic
-def _load_le64(typingctx, arr, idx):
-    """The 8 bytes at ``arr[idx:idx + 8]`` as a little-endian uint64 (unaligned load, no bounds
-    check: callers go through :func:`_ld`)."""
-    sig = types.uint64(arr, types.int64)
-
-    def codegen(context, builder, sig, args):
-        ary = context.make_array(sig.args[0])(context, builder, args[0])
-        ptr = builder.gep(ary.data, [args[1]])
-        return builder.load(builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
-    return sig, codegen
-
-
-@intrinsic
-def _cttz64(typingctx, x):
-    """Number of trailing zero bits of a nonzero uint64 (one TZCNT/BSF)."""
-    sig = types.uint64(types.uint64)
-
-    def codegen(context, builder, sig, args):
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
-    return sig, codegen
-
-
-@intrinsic
-def _f64_bits(typingctx, x):
-    """The IEEE-754 bit pattern of a float64, as uint64."""
-    sig = types.uint64(types.float64)
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-    return sig, codegen
-
-
-@intrinsic
-def _bswap64(typingctx, x):
-    """Byte-reversed uint64 (one BSWAP)."""
-    sig = types.uint64(types.uint64)
-
-    def codegen(context, builder, sig, args):
-        return builder.bswap(args[0])
-    return sig, codegen
 
 
 @_inl

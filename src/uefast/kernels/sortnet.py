@@ -44,6 +44,8 @@ from llvmlite import ir
 from numba.core import types
 from numba.core.extending import intrinsic
 
+from uefast._intrinsics import _f32_bits
+
 __all__ = ["SORTNET_MAX_N", "SORTNET_LABEL_MAX", "SORTNET_TIES_MAX_N", "sort_keys_desc",
            "rank_labels_sortnet", "sortnet_pays", "SORTNET_TB_MAX",
            "sortnet_ties_pays", "rank_labels_sortnet_ties", "rank_labels_sortnet_groups"]
@@ -149,16 +151,6 @@ def _network_sort(typingctx, keys, off, m):
 
 
 _jit = nb.njit(cache=True, nogil=True)
-
-
-@intrinsic
-def _f32_bits(typingctx, x):
-    """The IEEE-754 bit pattern of a float32, as int32."""
-    sig = types.int32(types.float32)
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(32))
-    return sig, codegen
 
 
 @nb.njit(cache=True, nogil=True, inline="always")

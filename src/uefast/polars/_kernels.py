@@ -22,6 +22,7 @@ import pyarrow as pa
 from uefast.engine import (  # noqa: F401  (KERNEL_LOCK re-exported for adapters)
     KERNEL_LOCK,
     Grouping,
+    docid_ranks,
     duplicate_docid,
     judged_stats,
     plan_measures,
@@ -129,7 +130,11 @@ def compute(s, spec: Spec, want_value: bool = True, want_ue: bool = True) -> Res
             if "docid" in names:
                 darr = _field(vals, "docid")
                 docs = docids(darr, "docid", what)
-                r, o = duplicate_docid(Grouping(offsets, _NO_PERM, False, None), docs)
+                grp = Grouping(offsets, _NO_PERM, False, None)
+                if spec.ties == "trec_eval":  # string docids -> byte-order ranks (shared sort)
+                    docs, r, o = docid_ranks(grp, docs)
+                else:
+                    r, o = duplicate_docid(grp, docs)
                 if r >= 0:
                     raise InputError(f"polars: duplicate docid {darr[r].as_py()!r} within one "
                                      f"group: rows {o} and {r} of the batch")
