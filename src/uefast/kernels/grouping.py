@@ -5,14 +5,13 @@
   no permutation is needed.
 * :func:`counting_sort` -- otherwise, an O(n + G) stable counting sort of dense group codes gives
   the offsets and the row permutation (rows with code < 0 are left out).
-* :func:`find_duplicate` -- the first row whose docid repeats within its group (hash set per group).
+* :func:`find_duplicate` -- the first row whose integer docid repeats within its group (hash set
+  per group; string docids: :mod:`uefast.kernels.docrank`).
 """
 from __future__ import annotations
 
 import numba as nb
 import numpy as np
-
-from uefast.kernels.ordering import DOC_BYTES, DOC_INT
 
 __all__ = ["run_starts_int", "run_starts_bytes", "counting_sort", "find_duplicate"]
 
@@ -83,47 +82,28 @@ def counting_sort(codes, ncodes):
 
 
 @_jit
-def _hash_row(r, doc_mode, doc_int, doc_off, doc_data):
-    if doc_mode == DOC_INT:
-        x = np.uint64(doc_int[r])
-    else:
-        x = np.uint64(14695981039346656037)
-        for j in range(doc_off[r], doc_off[r + 1]):
-            x = (x ^ np.uint64(doc_data[j])) * np.uint64(1099511628211)
+def _hash_int(x):
+    """A 64-bit mix (murmur3's finaliser) of an integer docid."""
+    x = np.uint64(x)
     x ^= x >> np.uint64(33)
     x *= np.uint64(0xFF51AFD7ED558CCD)
     x ^= x >> np.uint64(33)
     return x
 
 
-@_jit
-def _same_doc(a, b, doc_mode, doc_int, doc_off, doc_data):
-    if doc_mode == DOC_INT:
-        return doc_int[a] == doc_int[b]
-    la = doc_off[a + 1] - doc_off[a]
-    if la != doc_off[b + 1] - doc_off[b]:
-        return False
-    for j in range(la):
-        if doc_data[doc_off[a] + j] != doc_data[doc_off[b] + j]:
-            return False
-    return True
-
-
 @nb.njit(parallel=True, cache=True, nogil=True)
-def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data, nchunks,
-                   rising_out):
-    """Return ``(row, first_row)`` for the first duplicated docid within a group (input rows), or
-    ``(-1, -1)``. Expected O(n): one open-addressing table per chunk whose slots are stamped with
-    the group number, so it never needs clearing between groups; integer docids spanning a range
-    smaller than the table index it directly (no hashing). Groups whose integer docids strictly
+def find_duplicate(offsets, perm, has_perm, doc_int, nchunks, rising_out):
+    """Return ``(row, first_row)`` for the first duplicated integer docid within a group (input
+    rows), or ``(-1, -1)``. Expected O(n): one open-addressing table per chunk whose slots are
+    stamped with the group number, so it never needs clearing between groups; docids spanning a
+    range smaller than the table index it directly (no hashing). Groups whose docids strictly
     rise with position (no table needed) get ``rising_out[group] = 1`` when ``rising_out``
     (zeroed, one entry per group) is not empty: the ranking reuses that
-    (:func:`~uefast.kernels.counting.tie_order`)."""
+    (:func:`~uefast.kernels.counting.tie_order`). String docids: see
+    :func:`uefast.kernels.docrank.docid_byte_ranks`."""
     nseg = offsets.shape[0] - 1
     found = np.full(nchunks, -1, np.int64)
     found_first = np.full(nchunks, -1, np.int64)
-    if doc_mode != DOC_INT and doc_mode != DOC_BYTES:
-        return -1, -1
     for c in nb.prange(nchunks):
         s0 = nseg * c // nchunks
         s1 = nseg * (c + 1) // nchunks
@@ -140,7 +120,7 @@ def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data
         for s in range(s0, s1):
             base = offsets[s]
             n = offsets[s + 1] - base
-            if doc_mode == DOC_INT and n > 0:
+            if n > 0:
                 # strictly increasing docids (e.g. sequential ids) cannot repeat: an early-exit
                 # scan over the column, with no copy
                 rising = True
@@ -185,10 +165,10 @@ def find_duplicate(offsets, perm, has_perm, doc_mode, doc_int, doc_off, doc_data
                     continue
             for i in range(n):
                 r = perm[base + i] if has_perm else base + i
-                h = _hash_row(r, doc_mode, doc_int, doc_off, doc_data) & mask
+                h = _hash_int(doc_int[r]) & mask
                 while slot_grp[h] == s:
                     o = slot_row[h]
-                    if _same_doc(o, r, doc_mode, doc_int, doc_off, doc_data):
+                    if doc_int[o] == doc_int[r]:
                         found[c] = r
                         found_first[c] = o
                         break
