@@ -112,7 +112,8 @@ def test_repeated_docid_reported_like_the_hash_check(groups, shuffle):
 
 
 @pytest.mark.parametrize("n", [17, 255, 256, 257, 511, 512, 513, 1000, 3000])
-@pytest.mark.parametrize("kind", ["random", "shared16", "mslr", "rising", "falling", "one_prefix"])
+@pytest.mark.parametrize("kind", ["random", "shared16", "mslr", "trec", "rising", "falling",
+                                  "one_prefix"])
 def test_large_groups(n, kind):
     """Sizes around the network's block and padding boundaries, keys with long shared prefixes
     (the packed bits cannot separate them: the comparison runs finish the order)."""
@@ -123,6 +124,9 @@ def test_large_groups(n, kind):
         docs = {"doc-000000000000" + str(int(x)) for x in rng.integers(0, 10 * n, n)}
     elif kind == "mslr":
         docs = {"LA" + str(int(x)) for x in rng.integers(0, 10 ** 7, n)}
+    elif kind == "trec":  # TREC docnos: shared prefixes longer than one packed key
+        docs = {rng.choice(["FBIS3-", "FBIS4-", "LA0101", "FT921-", "FR940104-0-"]) + str(int(x))
+                for x in rng.integers(0, 10 ** 6, n)}
     elif kind == "one_prefix":
         docs = {"same" * 5 + chr(97 + int(x) % 26) * int(x % 7) for x in range(n)}
     else:

@@ -125,13 +125,15 @@ def _sort_positions(idx, tmp, n, w0, w1, st, ln, data):
 
 
 @_jit
-def _prefix_shift(w0, w1, n):
-    """Leading bits shared by the 128-bit keys (w0, w1) of positions 0..n-1 (128: all equal)."""
+def _prefix_shift(idx, lo, hi, w0, w1):
+    """Leading bits shared by the 128-bit keys (w0, w1) of positions idx[lo:hi] (128: all)."""
+    a = idx[lo]
     x0 = np.uint64(0)
     x1 = np.uint64(0)
-    for i in range(n):
-        x0 |= w0[i] ^ w0[0]
-        x1 |= w1[i] ^ w1[0]
+    for t in range(lo, hi):
+        p = idx[t]
+        x0 |= w0[p] ^ w0[a]
+        x1 |= w1[p] ^ w1[a]
     if x0 != np.uint64(0):
         return np.int64(_ctlz64(x0))
     if x1 != np.uint64(0):
@@ -154,35 +156,52 @@ def _top_bits(a, b, c, nb_):
 
 
 @_jit
-def _sort_group(idx, tmp, keys, ktmp, n, w0, w1, st, ln, data):
-    """``idx[:n]`` = positions 0..n-1 stably sorted by docid bytes: one network sort of packed
-    (prefix bits, position) keys, then runs of equal prefix bits finished by comparison."""
-    if n <= _INSERTION_MAX:
-        for i in range(n):
-            idx[i] = i
-        _sort_positions(idx, tmp, n, w0, w1, st, ln, data)
-        return
-    s = _pos_bits(n)
-    nbits = 63 - s
-    c = _prefix_shift(w0, w1, n)
-    smax = np.int64((1 << s) - 1)
-    kmax = np.int64((1 << nbits) - 1)
+def _sort_group(idx, tmp, keys, ktmp, pos, stack, n, w0, w1, st, ln, data):
+    """``idx[:n]`` = positions 0..n-1 stably sorted by docid bytes.
+
+    Most significant bits first: a run of positions (at first all n) whose keys share their first
+    c bits is network-sorted on (the next 63 - s bits, index in the run); sub-runs that agree on
+    those bits too share more than c + 63 - s bits and are sorted again the same way, until they
+    are short (comparison insertion sort) or agree on all 128 key bits (comparison sort on the
+    remaining bytes and the length). Ties keep their order, so the sort is stable."""
     for i in range(n):
-        k = np.int64(_top_bits(w0[i], w1[i], c, nbits))
-        # descending network order = prefix ascending, then position ascending
-        keys[i] = ((kmax - k) << s) | (smax - i)
-    sort_keys_desc(keys, n, np.iinfo(np.int64).min, ktmp)
-    for i in range(n):
-        idx[i] = smax - (keys[i] & smax)
-    lo = 0
-    while lo < n:
-        hi = lo + 1
-        kp = keys[lo] >> s
-        while hi < n and (keys[hi] >> s) == kp:
-            hi += 1
-        if hi - lo > 1:
-            _sort_positions(idx[lo:hi], tmp, hi - lo, w0, w1, st, ln, data)
-        lo = hi
+        idx[i] = i
+    top = 0
+    stack[0] = 0
+    stack[1] = n
+    top = 1
+    while top > 0:
+        top -= 1
+        lo = stack[2 * top]
+        hi = stack[2 * top + 1]
+        m = hi - lo
+        c = 128 if m <= _INSERTION_MAX else _prefix_shift(idx, lo, hi, w0, w1)
+        if c == 128:
+            _sort_positions(idx[lo:hi], tmp, m, w0, w1, st, ln, data)
+            continue
+        s = _pos_bits(m)
+        nbits = 63 - s
+        smax = np.int64((1 << s) - 1)
+        kmax = np.int64((1 << nbits) - 1)
+        for j in range(m):
+            p = idx[lo + j]
+            pos[j] = p
+            # descending network order = key bits ascending, then index in the run ascending
+            keys[j] = ((kmax - np.int64(_top_bits(w0[p], w1[p], c, nbits))) << s) | (smax - j)
+        sort_keys_desc(keys, m, np.iinfo(np.int64).min, ktmp)
+        for j in range(m):
+            idx[lo + j] = pos[smax - (keys[j] & smax)]
+        j = 0
+        while j < m:
+            e = j + 1
+            kp = keys[j] >> s
+            while e < m and (keys[e] >> s) == kp:
+                e += 1
+            if e - j > 1:
+                stack[2 * top] = lo + j
+                stack[2 * top + 1] = lo + e
+                top += 1
+            j = e
 
 
 @nb.njit(parallel=True, cache=True, nogil=True)
@@ -215,6 +234,8 @@ def docid_byte_ranks(offsets, perm, has_perm, doc_off, doc_data, nchunks, ranks,
         room = (maxn + 511) // 512 * 512
         keys = np.empty(room, np.int64)
         ktmp = np.empty(room, np.int64)
+        pos = np.empty(maxn, np.int64)
+        stack = np.empty(2 * maxn + 2, np.int64)
         for s in range(s0, s1):
             base = offsets[s]
             n = offsets[s + 1] - base
@@ -227,7 +248,7 @@ def docid_byte_ranks(offsets, perm, has_perm, doc_off, doc_data, nchunks, ranks,
                 ln[i] = e - a
                 w0[i] = _be_word(doc_data, a, e)
                 w1[i] = _be_word(doc_data, a + 8, e)
-            _sort_group(idx, tmp, keys, ktmp, n, w0, w1, st, ln, doc_data)
+            _sort_group(idx, tmp, keys, ktmp, pos, stack, n, w0, w1, st, ln, doc_data)
             rk = 0
             dup = -1
             dup_first = -1
