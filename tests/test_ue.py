@@ -46,3 +46,34 @@ def test_properties_over_every_ordering(labels):
                     assert r["ue_v1"] == pytest.approx(iub / (iub + reb))  # V1 < 1 when REB > 0
                 if r["value"] == 0.0:
                     assert r["ue_v2"] == -1.0
+
+
+def _ue_reference(a, iub, reb, nan_degenerate):
+    """SPEC_math §4 for one query, plain Python."""
+    deg = iub - reb <= 1e-12 * max(1.0, iub)
+    if deg and nan_degenerate:
+        return float("nan"), float("nan")
+    v1 = (a / iub) * (a / (a + reb)) if iub > 0 and a > 0 else 0.0
+    v1 = min(1.0, max(0.0, v1))
+    if deg:
+        return v1, 0.0
+    v2 = (a - reb) / (iub - reb) if a >= reb else (a - reb) / reb
+    return v1, min(1.0, max(-1.0, v2))
+
+
+_unit = st.floats(0.0, 3.0, allow_nan=False) | st.sampled_from([0.0, 1e-13, 0.25, 1.0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_unit, _unit, _unit), min_size=1, max_size=30),
+       st.sampled_from(["zero", "nan"]))
+def test_ue_scores_match_scalar_reference(triples, policy):
+    """Values A <= IUB, REB <= IUB as the kernels produce them (incl. IUB == REB, A == 0,
+    A == IUB, tiny gaps at the degenerate threshold); the 2-D shape is kept."""
+    rows = [(min(a, i), i, min(r, i)) for a, i, r in triples]
+    a, iub, reb = (np.array(c).reshape(-1, 1) for c in zip(*rows))
+    v1, v2 = ue_scores(a, iub, reb, policy)
+    assert v1.shape == a.shape and v2.shape == a.shape
+    for k, (x, i, r) in enumerate(rows):
+        w1, w2 = _ue_reference(x, i, r, policy == "nan")
+        np.testing.assert_equal((v1[k, 0], v2[k, 0]), (w1, w2))

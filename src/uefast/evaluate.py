@@ -367,34 +367,30 @@ def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
         sel = np.flatnonzero(keep)
         row = sel // nm
         m_of = sel % nm
-    else:  # every row kept: no gathers of the per-row arrays
+        per_row = lambda a: a[row]  # noqa: E731
+    else:  # every row kept: the per-segment arrays repeated, no index gathers
         sel = slice(None)
-        row = np.repeat(np.arange(nr), nm)
-        m_of = np.tile(np.arange(nm), nr)
+        m_of = np.arange(nr * nm) % nm
+        per_row = lambda a: np.repeat(a, nm)  # noqa: E731
     meas = pa.array([str(m) for m in mlist], pa.string())
-    if len(res.systems) == 1:
-        system = pa.DictionaryArray.from_arrays(np.zeros(len(row), np.int32), res.systems)
-        system = system.dictionary_decode()
-    else:
-        system = res.systems.take(pa.array(res.sys_idx[row]))
     columns = {
-        "system": system,
-        "qid": res.qids.take(pa.array(res.q_idx[row])),
+        "system": res.systems.take(pa.array(per_row(res.sys_idx))),
+        "qid": res.qids.take(pa.array(per_row(res.q_idx))),
         "measure": meas.take(pa.array(m_of)),
         "value": pa.array(value[sel]),
         "iub": pa.array(iub[sel]),
         "reb": pa.array(reb[sel]),
         "ue_v1": v1a,
         "ue_v2": v2a,
-        "n_docs": pa.array(res.n_docs[row].astype(np.int64)),
-        "n_judged": pa.array(res.n_judged[row].astype(np.int64)),
-        "n_rel": pa.array(res.n_rel.reshape(-1)[sel].astype(np.int64)),
+        "n_docs": pa.array(per_row(res.n_docs).astype(np.int64, copy=False)),
+        "n_judged": pa.array(per_row(res.n_judged).astype(np.int64, copy=False)),
+        "n_rel": pa.array(res.n_rel.reshape(-1)[sel].astype(np.int64, copy=False)),
     }
     if pa.types.is_integer(columns["qid"].type):
         columns["qid"] = columns["qid"].cast(pa.int64())
     elif not pa.types.is_string(columns["qid"].type):
         columns["qid"] = columns["qid"].cast(pa.string())
-    res.info["output_rows"] = len(row)
+    res.info["output_rows"] = len(m_of)
     res.info["dropped_degenerate_rows"] = len(dropped)
     meta = {
         "uefast.version": __version__,

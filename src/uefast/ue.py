@@ -14,6 +14,7 @@ UE scores are for such a query is the ``degenerate`` policy:
 """
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 
 __all__ = ["ue_scores", "degenerate_mask", "DEGENERATE_POLICIES"]
@@ -26,21 +27,34 @@ def degenerate_mask(iub: np.ndarray, reb: np.ndarray) -> np.ndarray:
     return (iub - reb) <= 1e-12 * np.maximum(1.0, iub)
 
 
+@nb.njit(cache=True, nogil=True, error_model="numpy")
+def _ue_pass(a, iub, reb, nan_degenerate, v1, v2):
+    """V1, V2 of every element in one branch-free (vectorisable) pass: the formulas above, the
+    same IEEE operations in the same order as the NumPy expressions they replaced (bitwise the
+    same results); quotients of the branch not taken may be inf/NaN and are discarded."""
+    nan = np.nan if nan_degenerate else 0.0
+    for i in range(a.size):
+        x = a[i]
+        u = iub[i]
+        r = reb[i]
+        deg = (u - r) <= 1e-12 * max(1.0, u)
+        w1 = (x / u) * (x / (x + r))
+        w1 = min(max(w1 if (u > 0.0) & (x > 0.0) else 0.0, 0.0), 1.0)
+        w2 = (x - r) / ((u - r) if x >= r else r)
+        w2 = min(max(w2, -1.0), 1.0)
+        v1[i] = nan if deg & nan_degenerate else w1
+        v2[i] = nan if deg else w2
+
+
 def ue_scores(value: np.ndarray, iub: np.ndarray, reb: np.ndarray,
               degenerate: str = "zero") -> tuple[np.ndarray, np.ndarray]:
-    """Return (V1, V2) elementwise for arrays of A, IUB and REB (SPEC_math §4)."""
-    a = np.asarray(value, dtype=np.float64)
-    iub = np.asarray(iub, dtype=np.float64)
-    reb = np.asarray(reb, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        v1 = np.where((iub > 0) & (a > 0), (a / iub) * (a / (a + reb)), 0.0)
-        up = (a - reb) / (iub - reb)
-        down = (a - reb) / reb
-        v2 = np.where(a >= reb, up, down)
-    deg = degenerate_mask(iub, reb)
-    v2 = np.where(deg, 0.0, np.clip(v2, -1.0, 1.0))
-    v1 = np.clip(v1, 0.0, 1.0)
-    if degenerate == "nan":
-        v1 = np.where(deg, np.nan, v1)
-        v2 = np.where(deg, np.nan, v2)
-    return v1, v2
+    """Return (V1, V2) elementwise for arrays of A, IUB and REB (SPEC_math §4), with the
+    ``degenerate`` policy ``"zero"`` or ``"nan"`` (``"drop"`` computes as ``"zero"``; the caller
+    removes the rows)."""
+    a, iub, reb = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (value, iub, reb)))
+    shape = a.shape
+    a, iub, reb = (np.ascontiguousarray(x).reshape(-1) for x in (a, iub, reb))
+    v1 = np.empty(a.size)
+    v2 = np.empty(a.size)
+    _ue_pass(a, iub, reb, degenerate == "nan", v1, v2)
+    return v1.reshape(shape), v2.reshape(shape)
