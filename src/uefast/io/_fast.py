@@ -55,7 +55,7 @@ from uefast.io._topics import (  # noqa: F401  (re-exported)
     run_index,
 )
 
-__all__ = ["read_bytes", "decompress", "parse_float_bytes", "scan_run", "scan_qrels", "fnv_rows",
+__all__ = ["read_bytes", "decompress", "usable_cpus", "parse_float_bytes", "scan_run", "scan_qrels", "fnv_rows",
            "dkey_rows", "build_table", "topic_codes", "intern_rows", "next_field", "group_rows",
            "build_topic_tables", "probe_topic_rows", "run_group", "run_index"]
 
@@ -92,6 +92,11 @@ def decompress(raw: bytes, path) -> bytes:
         except Exception:  # noqa: BLE001 - redone with zlib below, which reports the error
             pass
     return _zlib_decompress(raw, path)
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def readonly(a: np.ndarray) -> np.ndarray:

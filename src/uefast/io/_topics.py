@@ -17,6 +17,7 @@ from uefast.io._hashtab import (  # noqa: F401
     _wfind,
     _wput,
 )
+from uefast.io._words import _docno_key
 from uefast.kernels.grouping import counting_sort
 
 _U = np.uint64
@@ -204,18 +205,34 @@ def build_topic_tables(row_start, data, starts, ends):
     return tab, soff, dup
 
 
-@nb.njit(cache=True, nogil=True)
-def probe_topic_rows(code, data, starts, ends, tab, soff, r_data, r_s, r_e):
-    """Per row with code >= 0: the qrels row (grouped order) judging the same docno, or -1."""
-    n = code.size
-    out = np.full(n, -1, np.int64)
-    for i in range(n):
+@nb.njit(cache=True, nogil=True, inline="always")
+def _probe_rows(code, data, starts, ends, tab, soff, r_data, r_s, r_e, out, lo, hi):
+    for i in range(lo, hi):
         t = code[i]
         if t >= 0:
-            h, w0, w1 = _dkey(data, starts[i], ends[i])
+            h, w0, w1 = _docno_key(data, starts[i], ends[i], data.size)  # = _dkey, by words
             base = soff[t]
             out[i], _ = _wfind(tab, base, _U(soff[t + 1] - base - 1), h, w0, w1, ends[i] - starts[i],
                                r_data, r_s, r_e, data, starts[i], ends[i])
+
+
+@nb.njit(cache=True, nogil=True)
+def probe_topic_rows(code, data, starts, ends, tab, soff, r_data, r_s, r_e):
+    """Per row with code >= 0: the qrels row (grouped order) judging the same docno, or -1."""
+    out = np.full(code.size, -1, np.int64)
+    _probe_rows(code, data, starts, ends, tab, soff, r_data, r_s, r_e, out, 0, code.size)
+    return out
+
+
+@nb.njit(parallel=True, cache=True, nogil=True)
+def probe_topic_rows_parallel(code, data, starts, ends, tab, soff, r_data, r_s, r_e, nchunks):
+    """:func:`probe_topic_rows` over ``nchunks`` row ranges in parallel (Numba threads: callers
+    must not run two parallel kernels at once, see ``uefast.engine.KERNEL_LOCK``)."""
+    n = code.size
+    out = np.full(n, -1, np.int64)
+    for c in nb.prange(nchunks):
+        _probe_rows(code, data, starts, ends, tab, soff, r_data, r_s, r_e, out, n * c // nchunks,
+                    n * (c + 1) // nchunks)
     return out
 
 

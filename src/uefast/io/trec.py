@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,7 @@ import pyarrow.compute as pc
 
 from uefast.errors import InputError
 from uefast.io import _fast
+from uefast.io._fast import usable_cpus
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
 from uefast.io._scan import _gather, gather_strings, line_text, parse_numbers, read_bytes, scan_fields
 
@@ -164,8 +166,16 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
             raise InputError(f"read_run: {len(paths)} files but {len(systems)} system names")
     parsed, tables, general = [], [], []
     layout = "qid Q0 docno rank score runid"
-    for path, sysname in zip(paths, systems):
-        t = _read_run_fast(path, sysname, extra_columns)  # no repeated (qid, docno) in t
+    # the fast path of every file, files in parallel threads (gunzip and the scans release the
+    # GIL); an error is raised for the first failing file in the order given
+    workers = min(len(paths), usable_cpus())
+    if workers > 1:
+        with ThreadPoolExecutor(workers) as ex:
+            fast = list(ex.map(lambda ps: _read_run_fast(ps[0], ps[1], extra_columns),
+                               zip(paths, systems)))
+    else:
+        fast = [_read_run_fast(p, s, extra_columns) for p, s in zip(paths, systems)]
+    for path, sysname, t in zip(paths, systems, fast):  # no repeated (qid, docno) in t
         if t is not None:
             tables.append(t)
             parsed.append(str(path))

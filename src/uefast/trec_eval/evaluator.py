@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from uefast.errors import InputError
+from uefast.io._fast import usable_cpus
 from uefast.trec_eval import kernels_basic as kb
 from uefast.trec_eval import kernels_cut as kc
 from uefast.trec_eval import kernels_gain as kg
@@ -116,7 +117,7 @@ def evaluate_trec_files(qrels: QrelsIndex | pa.Table | str | os.PathLike,
 
     runs = list(runs)
     if workers is None:
-        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        workers = usable_cpus()
     n = max(1, min(workers, len(runs)))
     if n == 1:
         qi = index()
