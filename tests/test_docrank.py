@@ -177,29 +177,39 @@ def test_trec_eval_ties_with_string_docids(ranking_path, data, nq):
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_trec_style_join_labels(data):
-    """TREC style with string docids: every run row gets the label the qrels give its (qid,
-    docid) -- a plain dict join -- including run topics missing from the qrels, unjudged and
-    long (> 16 byte) docids, unclustered rows, and dictionary-encoded columns."""
+@given(data=st.data(), kind=st.sampled_from(["str", "int"]))
+def test_trec_style_join(data, kind):
+    """TREC style: every run row finds the qrels row judging its (qid, docid) -- against a plain
+    dict join -- including run topics missing from the qrels, unjudged and long (> 16 byte)
+    docids, unclustered qrels, dictionary-encoded and large_string columns; integer docids
+    (negative and huge ones too) through the (topic, docid) hash table."""
     from uefast.engine import group_keys as gk
-    from uefast.evaluate import _string_join_labels
+    from uefast.evaluate import _int_join_rows, _string_join_rows
 
-    pool = data.draw(st.lists(docid_text, min_size=1, max_size=25, unique=True))
+    if kind == "str":
+        pool = data.draw(st.lists(docid_text, min_size=1, max_size=25, unique=True))
+    else:
+        pool = data.draw(st.lists(st.integers(-2**62, 2**62) | st.integers(0, 40), min_size=1,
+                                  max_size=25, unique=True))
     topics = ["1", "2", "10", "x"]
     judged = data.draw(st.dictionaries(st.tuples(st.sampled_from(topics[:3]), st.sampled_from(pool)),
                                        st.integers(0, 3), min_size=1, max_size=40))
     run = data.draw(st.lists(st.tuples(st.sampled_from(topics), st.sampled_from(pool)),
                              min_size=1, max_size=60, unique=True))
-    q_items = list(judged.items())
-    q_qid = pa.array([q for (q, _), _ in q_items])
-    q_doc = pa.array([d for (_, d), _ in q_items])
-    if data.draw(st.booleans()):
-        q_doc = q_doc.dictionary_encode()
-    q_lab = np.array([lab for _, lab in q_items], np.int64)
+    q_items = list(judged)
+    q_qid = pa.array([q for q, _ in q_items])
     qg = gk(q_qid)
     keys = qg.keys.to_pylist()
     qcodes = np.array([keys.index(q) if q in keys else -1 for q, _ in run], np.int64)
-    r_doc = pa.array([d for _, d in run], pa.large_string() if data.draw(st.booleans()) else pa.string())
-    got = _string_join_labels(qcodes, r_doc, qg, q_doc, q_lab)
-    assert got.tolist() == [judged.get((q, d), 0) for q, d in run]
+    if kind == "str":
+        q_doc = pa.array([d for _, d in q_items])
+        if data.draw(st.booleans()):
+            q_doc = q_doc.dictionary_encode()
+        large = data.draw(st.booleans())
+        r_doc = pa.array([d for _, d in run], pa.large_string() if large else pa.string())
+        hit = _string_join_rows(qcodes, r_doc, qg, q_doc)
+    else:
+        hit = _int_join_rows(qcodes, np.array([d for _, d in run], np.int64), qg,
+                             np.array([d for _, d in q_items], np.int64))
+    want = [q_items.index((q, d)) if (q, d) in judged else -1 for q, d in run]
+    assert hit.tolist() == want

@@ -21,11 +21,13 @@ from uefast.engine import (
     rank_values,
 )
 from uefast.errors import InputError
+from uefast.kernels.driver import n_chunks
+from uefast.kernels.join import pair_table, probe_pairs
+from uefast.kernels.ordering import DOC_INT
 from uefast.inputs import (
     check_same_kind,
     column,
     docids,
-    key_kind,
     label_array,
     score_array,
     score_nan_error,
@@ -276,8 +278,6 @@ def _check_duplicates(g: Grouping, docs, doc_arr, docid_name: str, what: str,
 
 # ----------------------------------------------------------------------------- TREC style
 def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negative, names) -> _Result:
-    import polars as pl
-
     qn, dn = names["qid"], names["docid"]
     r_qid, r_doc = column(run_t, qn, "run"), column(run_t, dn, "run")
     q_qid, q_doc = column(qrels_t, qn, "qrels"), column(qrels_t, dn, "qrels")
@@ -302,18 +302,12 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
         rq, qkeys_c = rq.cast(pa.large_string()), qkeys.cast(pa.large_string())
     qcodes = pc.index_in(rq, value_set=qkeys_c).fill_null(-1).to_numpy().astype(np.int64)
     # label of every run row: left join on (qid, docid) keeping run order; unjudged -> 0
-    if key_kind(r_doc, dn, "run") == "str":
-        labels = _string_join_labels(qcodes, r_doc, qg, q_doc, q_lab)
+    docs = docids(r_doc, dn, "run")
+    if docs.mode == DOC_INT:
+        hit = _int_join_rows(qcodes, docs.ints, qg, qdocs.ints)
     else:
-        key = lambda a: pl.from_arrow(a.dictionary_decode() if pa.types.is_dictionary(a.type) else a)  # noqa: E731
-        left = pl.DataFrame({"q": key(r_qid), "d": key(r_doc)})
-        right = pl.DataFrame({"q": key(q_qid), "d": key(q_doc), "l": q_lab})
-        if left["q"].dtype != right["q"].dtype:
-            right = right.with_columns(pl.col("q").cast(left["q"].dtype))
-        if left["d"].dtype != right["d"].dtype:
-            right = right.with_columns(pl.col("d").cast(left["d"].dtype))
-        joined = left.join(right, on=["q", "d"], how="left", maintain_order="left")
-        labels = joined["l"].fill_null(0).to_numpy()
+        hit = _string_join_rows(qcodes, r_doc, qg, q_doc)
+    labels = np.where(hit >= 0, q_lab[np.maximum(hit, 0)], 0).astype(q_lab.dtype, copy=False)
     nq = qg.n_groups
     if names["system"] in run_t.column_names:
         sys_g = group_keys(column(run_t, names["system"], "run"), names["system"], "run")
@@ -325,7 +319,6 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     ns = len(sys_names)
     codes = np.where(qcodes >= 0, scodes * nq + qcodes, -1)
     g = group_codes(codes, ns * nq, qkeys)
-    docs = docids(r_doc, dn, "run")
     docs, rising = _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)", ties)
     plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
     judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label)
@@ -345,16 +338,15 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
                    judged.reb[q_of], sizes[keep], judged.n_judged[q_of], judged.nrel[q_of], info)
 
 
-def _string_join_labels(qcodes: np.ndarray, r_doc: pa.Array, qg: Grouping, q_doc: pa.Array,
-                        q_lab: np.ndarray) -> np.ndarray:
-    """Label of every run row whose (qrels topic ``qcodes[i]``, docid) the qrels judge, else 0:
-    one open-addressing table per qrels topic keyed by the docid's first 16 bytes and length
-    (longer ones compared byte by byte), probed by every run row -- the tables of the ``uefast
-    trec_eval`` reader (:func:`uefast.io._topics.build_topic_tables`). Measured on the 17 Robust
-    2003 runs (1.5 M rows): ~80 ms single-thread (probes in parallel), against ~230 ms for a Polars
-    left join with its conversions."""
+def _string_join_rows(qcodes: np.ndarray, r_doc: pa.Array, qg: Grouping,
+                      q_doc: pa.Array) -> np.ndarray:
+    """Qrels row judging each run row's (qrels topic ``qcodes[i]``, string docid), else -1: one
+    open-addressing table per qrels topic keyed by the docid's first 16 bytes and length (longer
+    ones compared byte by byte), probed by every run row -- the tables of the ``uefast trec_eval``
+    reader (:func:`uefast.io._topics.build_topic_tables`). Measured on the 17 Robust 2003 runs
+    (1.5 M rows): ~80 ms single-thread (probes in parallel), against ~230 ms for the Polars left
+    join with its conversions used before."""
     from uefast.io._topics import build_topic_tables, probe_topic_rows_parallel
-    from uefast.kernels.driver import n_chunks
 
     q_off, q_data = string_buffers(q_doc)
     rows = qg.perm if qg.has_perm else np.arange(len(q_doc), dtype=np.int64)
@@ -366,7 +358,18 @@ def _string_join_labels(qcodes: np.ndarray, r_doc: pa.Array, qg: Grouping, q_doc
     with KERNEL_LOCK:
         hit = probe_topic_rows_parallel(qcodes, r_data, r_off[:-1], r_off[1:], tab, soff, q_data,
                                         qs, qe, n_chunks(len(qcodes) // 1024 + 1))
-    return np.where(hit >= 0, q_lab[rows][hit], 0).astype(q_lab.dtype, copy=False)
+    return np.where(hit >= 0, rows[np.maximum(hit, 0)], -1)
+
+
+def _int_join_rows(qcodes: np.ndarray, r_docs: np.ndarray, qg: Grouping,
+                   q_docs: np.ndarray) -> np.ndarray:
+    """Qrels row judging each run row's (qrels topic ``qcodes[i]``, integer docid), else -1: one
+    hash table keyed by (topic, docid) over the qrels rows (:mod:`uefast.kernels.join`)."""
+    q_codes = _codes(qg, len(q_docs))
+    slots = pair_table(q_codes, q_docs)
+    with KERNEL_LOCK:
+        return probe_pairs(slots, q_codes, q_docs, qcodes, r_docs,
+                           n_chunks(len(qcodes) // 1024 + 1))
 
 
 # ----------------------------------------------------------------------------- output
