@@ -10,13 +10,15 @@ to a common width (:data:`RANK_BASE`), so that numeric order, strcmp order of th
 sort finds a docid repeated within a group (equal neighbours), so it replaces the hash-set check
 of :func:`~uefast.kernels.grouping.find_duplicate` for these columns.
 
-Algorithm: per group, every docid is keyed by its first 16 bytes as two big-endian words (zero
-padded). The bits all of the group's keys share are dropped, and the next ``63 - s`` bits (s =
-bits of a position) are packed above the position into one int64, which the sorting networks of
-:mod:`uefast.kernels.sortnet` order in one pass (:func:`~uefast.kernels.sortnet.sort_keys_desc`).
-Keys whose packed bits agree form runs (in position order) that a stable comparison sort finishes
-with the whole docids (remaining bytes, then length: exactly lexicographic byte order, a proper
-prefix first). A longer zero-padded prefix never orders two docids differently from their bytes.
+Algorithm (:func:`_sort_group`): per group, every docid is keyed by its first 16 bytes as two
+big-endian words (zero padded). Most significant bits first: the bits all keys of a run share are
+dropped, and the next ``63 - s`` bits (s = bits of a position) are packed above the position into
+one int64, which the sorting networks of :mod:`uefast.kernels.sortnet` order in one pass
+(:func:`~uefast.kernels.sortnet.sort_keys_desc`); sub-runs whose packed bits agree share a longer
+prefix and are packed and sorted again (TREC docnos such as ``FBIS3-10082`` share more than one
+key's worth), until they are short or agree on all 16 bytes, where a stable comparison sort
+finishes them with the remaining bytes, then the length (exactly lexicographic byte order, a
+proper prefix first). A zero-padded prefix never orders two docids differently from their bytes.
 """
 from __future__ import annotations
 
