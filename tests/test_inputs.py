@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+import numba
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -11,6 +12,7 @@ import pytest
 
 import uefast
 from uefast import InputError
+from conftest import letor_table
 from uefast.sample import letor_sample, mslr_like
 
 
@@ -209,3 +211,32 @@ def test_duplicates_found_on_sparse_ints_and_strings(docs):
                   "score": [0.5, 0.4, 0.3, 0.2, 0.1]})
     with pytest.raises(InputError, match=r"duplicate docid .* rows 0 and 3"):
         uefast.evaluate(t)
+
+
+def test_kernels_compiled_for_canonical_argument_types():
+    """Whatever the input's integer widths, writability or docid type, the ranking and judged
+    passes get read-only arrays and int8 / int64 labels only, so that they are compiled (~20-40 s
+    each) and cached for at most two signatures (one per label type)."""
+    from uefast.kernels.driver import judged_pass, ranking_pass
+
+    base = letor_table([([0, 1, 2, 1], {"s": [0.3, 0.1, 0.2, 0.2]}, [5, 7, 6, 8]),
+                        ([3, 0], {"s": [1.0, 1.0]}, [1, 2])])
+    variants = [base.set_column(2, "label", base["label"].cast(t))
+                for t in (pa.int16(), pa.int32(), pa.uint8(), pa.float64())]
+    variants.append(base.set_column(1, "docid", base["docid"].cast(pa.string())))
+    variants.append(base.set_column(1, "docid", base["docid"].cast(pa.large_string())))
+    variants.append(base.set_column(2, "label", pa.array([0, 1, 200, 1, 3, 0])))  # int64 labels
+    for t in variants:
+        for ties in ("trec_eval", "input"):
+            uefast.evaluate(t, measures=["nDCG@3", "AP"], ties=ties)
+    data_args = {"offsets", "perm", "labels", "scores", "score_bits", "qref", "doc_int",
+                 "doc_off", "doc_data", "doc_rising", "joff", "jperm", "jlab"}
+    for kernel in (ranking_pass, judged_pass):
+        names = kernel.py_func.__code__.co_varnames[:kernel.py_func.__code__.co_argcount]
+        assert data_args & set(names)
+        for sig in kernel.signatures:
+            for name, ty in zip(names, sig):
+                if name in data_args:
+                    assert not ty.mutable, (kernel.py_func.__name__, name, ty)
+            labels = sig[names.index("labels" if "labels" in names else "jlab")]
+            assert labels.dtype in (numba.int8, numba.int64), labels

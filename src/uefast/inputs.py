@@ -104,11 +104,24 @@ def _first_nan(x):
 
 
 def label_array(arr: pa.Array, name: str, what: str, negative: str) -> np.ndarray:
-    """Integer labels as a NumPy array (zero-copy for integer columns).
+    """Integer labels as a read-only NumPy array of the kernels' label type: int8 when every
+    label fits (zero-copy for an int8 column), else int64 -- so that the kernels are compiled for
+    two label types, not one per integer width.
 
     Floating labels must be integral (e.g. 2.0). Negative labels: ``negative="clamp"`` treats
     them as 0 (non-relevant, as trec_eval does); ``"error"`` rejects them.
     """
+    x = _integer_labels(arr, name, what, negative)
+    if x.dtype != np.int8:
+        fits = x.size == 0 or (int(x.min()) >= -128 and int(x.max()) <= 127)
+        x = x.astype(np.int8 if fits else np.int64)
+    if x.flags.writeable:
+        x = x.view()
+        x.flags.writeable = False
+    return x
+
+
+def _integer_labels(arr: pa.Array, name: str, what: str, negative: str) -> np.ndarray:
     t = arr.type
     if pa.types.is_boolean(t):
         return arr.cast(pa.int8()).to_numpy()
