@@ -346,15 +346,17 @@ def _string_join_rows(qcodes: np.ndarray, r_doc: pa.Array, qg: Grouping,
     reader (:func:`uefast.io._topics.build_topic_tables`). Measured on the 17 Robust 2003 runs
     (1.5 M rows): ~80 ms single-thread (probes in parallel), against ~230 ms for the Polars left
     join with its conversions used before."""
+    from uefast.io._fast import readonly
     from uefast.io._topics import build_topic_tables, probe_topic_rows_parallel
 
     q_off, q_data = string_buffers(q_doc)
+    q_data = readonly(q_data)
     rows = qg.perm if qg.has_perm else np.arange(len(q_doc), dtype=np.int64)
     qs = q_off[rows].astype(np.int64)
     qe = q_off[rows + 1].astype(np.int64)
     tab, soff, _ = build_topic_tables(qg.offsets, q_data, qs, qe)  # repeats: refused before
     r_off, r_data = string_buffers(r_doc)
-    r_off = r_off.astype(np.int64)
+    r_off, r_data = r_off.astype(np.int64), readonly(r_data)
     with KERNEL_LOCK:
         hit = probe_topic_rows_parallel(qcodes, r_data, r_off[:-1], r_off[1:], tab, soff, q_data,
                                         qs, qe, n_chunks(len(qcodes) // 1024 + 1))
