@@ -26,6 +26,7 @@ import numba as nb
 import numpy as np
 
 from uefast._intrinsics import _bswap64, _ctlz64, _load_le64
+from uefast.kernels.grouping import chunk_span, first_found
 from uefast.kernels.sortnet import _pos_bits, sort_keys_desc
 
 __all__ = ["RANK_BASE", "docid_byte_ranks"]
@@ -217,15 +218,11 @@ def docid_byte_ranks(offsets, perm, has_perm, doc_off, doc_data, nchunks, ranks,
     Returns ``(row, first_row)`` of the first docid repeated within a group (the first group that
     has one, the first position in it whose docid appeared earlier, and that earlier row, as
     :func:`~uefast.kernels.grouping.find_duplicate` reports it), or ``(-1, -1)``."""
-    nseg = offsets.shape[0] - 1
     found = np.full(nchunks, -1, np.int64)
     found_first = np.full(nchunks, -1, np.int64)
     for c in nb.prange(nchunks):
-        s0 = nseg * c // nchunks
-        s1 = nseg * (c + 1) // nchunks
-        maxn = 1
-        for s in range(s0, s1):
-            maxn = max(maxn, offsets[s + 1] - offsets[s])
+        s0, s1, maxn = chunk_span(offsets, c, nchunks)
+        maxn = max(maxn, 1)
         w0 = np.empty(maxn, np.uint64)
         w1 = np.empty(maxn, np.uint64)
         st = np.empty(maxn, np.int64)
@@ -276,7 +273,4 @@ def docid_byte_ranks(offsets, perm, has_perm, doc_off, doc_data, nchunks, ranks,
                 break
             if in_order and rising_out.size:
                 rising_out[s] = 1
-    for c in range(nchunks):
-        if found[c] >= 0:
-            return found[c], found_first[c]
-    return -1, -1
+    return first_found(found, found_first)

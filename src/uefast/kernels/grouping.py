@@ -82,6 +82,28 @@ def counting_sort(codes, ncodes):
 
 
 @_jit
+def chunk_span(offsets, c, nchunks):
+    """``(s0, s1, longest)``: the groups ``s0 .. s1-1`` of chunk c of ``nchunks`` (contiguous,
+    as the parallel kernels split them) and the most rows any of them has."""
+    nseg = offsets.shape[0] - 1
+    s0 = nseg * c // nchunks
+    s1 = nseg * (c + 1) // nchunks
+    longest = 0
+    for s in range(s0, s1):
+        longest = max(longest, offsets[s + 1] - offsets[s])
+    return s0, s1, longest
+
+
+@_jit
+def first_found(found, found_first):
+    """The first chunk's ``(found, found_first)`` pair with ``found >= 0``, else ``(-1, -1)``."""
+    for c in range(found.size):
+        if found[c] >= 0:
+            return found[c], found_first[c]
+    return -1, -1
+
+
+@_jit
 def _hash_int(x):
     """A 64-bit mix (murmur3's finaliser) of an integer docid."""
     x = np.uint64(x)
@@ -101,15 +123,10 @@ def find_duplicate(offsets, perm, has_perm, doc_int, nchunks, rising_out):
     (zeroed, one entry per group) is not empty: the ranking reuses that
     (:func:`~uefast.kernels.counting.tie_order`). String docids: see
     :func:`uefast.kernels.docrank.docid_byte_ranks`."""
-    nseg = offsets.shape[0] - 1
     found = np.full(nchunks, -1, np.int64)
     found_first = np.full(nchunks, -1, np.int64)
     for c in nb.prange(nchunks):
-        s0 = nseg * c // nchunks
-        s1 = nseg * (c + 1) // nchunks
-        maxn = 0
-        for s in range(s0, s1):
-            maxn = max(maxn, offsets[s + 1] - offsets[s])
+        s0, s1, maxn = chunk_span(offsets, c, nchunks)
         size = 4
         while size < 2 * maxn:
             size *= 2
@@ -179,7 +196,4 @@ def find_duplicate(offsets, perm, has_perm, doc_int, nchunks, rising_out):
                 slot_row[h] = r
             if found[c] >= 0:
                 break
-    for c in range(nchunks):
-        if found[c] >= 0:
-            return found[c], found_first[c]
-    return -1, -1
+    return first_found(found, found_first)
