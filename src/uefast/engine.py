@@ -19,7 +19,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from uefast.inputs import _EMPTY_B, _EMPTY_I, NO_DOCIDS, DocIds, first_nan, key_kind, string_buffers
+from uefast.inputs import (
+    _EMPTY_B,
+    _EMPTY_I,
+    NO_DOCIDS,
+    DocIds,
+    first_nan,
+    key_kind,
+    readonly,
+    string_buffers,
+)
 from uefast.kernels.driver import judged_pass, n_chunks, ranking_pass
 from uefast.kernels.grouping import counting_sort, find_duplicate, run_starts_bytes, run_starts_int
 from uefast.kernels.metrics import K_AP, K_DCG, K_ERR, K_NDCG, K_P, K_R, K_RBP, K_RR, K_SP
@@ -82,11 +91,7 @@ def _ro(a: np.ndarray, dtype=None) -> np.ndarray:
     the kernels is, so that each kernel is compiled (and cached on disk) for one signature per
     label dtype instead of one per combination of writable / read-only / int32 / int64 inputs
     (measured: 11 compiled variants of the ranking pass after the test suite, ~20-40 s each)."""
-    a = np.ascontiguousarray(a, dtype=dtype)
-    if a.flags.writeable:
-        a = a.view()
-        a.flags.writeable = False
-    return a
+    return readonly(np.ascontiguousarray(a, dtype=dtype))
 
 
 def _kernel_docs(docs: DocIds, ties: str) -> DocIds:

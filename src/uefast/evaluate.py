@@ -21,19 +21,20 @@ from uefast.engine import (
     rank_values,
 )
 from uefast.errors import InputError
-from uefast.kernels.driver import n_chunks
-from uefast.kernels.join import pair_table, probe_pairs
-from uefast.kernels.ordering import DOC_INT
 from uefast.inputs import (
     check_same_kind,
     column,
     docids,
     label_array,
+    readonly,
     score_array,
     score_nan_error,
     string_buffers,
     to_arrow,
 )
+from uefast.kernels.driver import n_chunks
+from uefast.kernels.join import pair_table, probe_pairs
+from uefast.kernels.ordering import DOC_INT
 from uefast.measures import Measure, parse_measures
 from uefast.ue import DEGENERATE_POLICIES, degenerate_mask, ue_scores
 
@@ -346,7 +347,6 @@ def _string_join_rows(qcodes: np.ndarray, r_doc: pa.Array, qg: Grouping,
     reader (:func:`uefast.io._topics.build_topic_tables`). Measured on the 17 Robust 2003 runs
     (1.5 M rows): ~80 ms single-thread (probes in parallel), against ~230 ms for the Polars left
     join with its conversions used before."""
-    from uefast.io._fast import readonly
     from uefast.io._topics import build_topic_tables, probe_topic_rows_parallel
 
     q_off, q_data = string_buffers(q_doc)

@@ -103,6 +103,16 @@ def _first_nan(x):
     return -1
 
 
+def readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (``a`` itself if already read-only): every array handed to the
+    kernels is read-only, so that each kernel is compiled (and cached) for one signature, not one
+    per combination of writable and read-only arguments."""
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
 def label_array(arr: pa.Array, name: str, what: str, negative: str) -> np.ndarray:
     """Integer labels as a read-only NumPy array of the kernels' label type: int8 when every
     label fits (zero-copy for an int8 column), else int64 -- so that the kernels are compiled for
@@ -115,10 +125,7 @@ def label_array(arr: pa.Array, name: str, what: str, negative: str) -> np.ndarra
     if x.dtype != np.int8:
         fits = x.size == 0 or (int(x.min()) >= -128 and int(x.max()) <= 127)
         x = x.astype(np.int8 if fits else np.int64)
-    if x.flags.writeable:
-        x = x.view()
-        x.flags.writeable = False
-    return x
+    return readonly(x)
 
 
 def _integer_labels(arr: pa.Array, name: str, what: str, negative: str) -> np.ndarray:

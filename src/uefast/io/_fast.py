@@ -31,6 +31,7 @@ import numba as nb
 import numpy as np
 
 from uefast.errors import InputError
+from uefast.inputs import readonly  # noqa: F401  (re-exported: the scanners' callers use it)
 from uefast.io._floatparse import (  # noqa: F401  (re-exported)
     _POW5,
     _parse_float_open,
@@ -97,15 +98,6 @@ def decompress(raw: bytes, path) -> bytes:
 def usable_cpus() -> int:
     """CPUs this process may run on (its affinity mask where the OS has one)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def readonly(a: np.ndarray) -> np.ndarray:
-    """A read-only view: every byte buffer handed to the kernels is read-only, so that each
-    kernel is compiled (and cached) for one signature only."""
-    if a.flags.writeable:
-        a = a.view()
-        a.flags.writeable = False
-    return a
 
 
 def read_bytes(path: str | os.PathLike) -> np.ndarray:
