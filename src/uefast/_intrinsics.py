@@ -6,7 +6,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.core.extending import intrinsic
 
-__all__ = ["_load_le64", "_cttz64", "_ctlz64", "_f64_bits", "_f32_bits", "_bswap64"]
+__all__ = ["_load_le64", "_cttz64", "_ctlz64", "_f64_bits", "_f32_bits", "_bswap64", "_mulhi64"]
 
 
 @intrinsic
@@ -69,4 +69,16 @@ def _ctlz64(typingctx, x):
 
     def codegen(context, builder, sig, args):
         return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+    return sig, codegen
+
+
+@intrinsic
+def _mulhi64(typingctx, a, b):
+    """The high 64 bits of the 128-bit product of two uint64 (one MUL)."""
+    sig = types.uint64(types.uint64, types.uint64)
+
+    def codegen(context, builder, sig, args):
+        i128 = ir.IntType(128)
+        p = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
+        return builder.trunc(builder.lshr(p, ir.Constant(i128, 64)), ir.IntType(64))
     return sig, codegen

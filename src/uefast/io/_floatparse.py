@@ -6,6 +6,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from uefast._intrinsics import _ctlz64, _mulhi64
+
 _U = np.uint64
 
 # --------------------------------------------------------------------------------------------
@@ -37,30 +39,16 @@ def _pow5_table() -> np.ndarray:
 _POW5 = _pow5_table()
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _mul128(a, b):
-    a_lo = a & _U(0xFFFFFFFF)
-    a_hi = a >> _U(32)
-    b_lo = b & _U(0xFFFFFFFF)
-    b_hi = b >> _U(32)
-    p0 = a_lo * b_lo
-    p1 = a_lo * b_hi
-    p2 = a_hi * b_lo
-    p3 = a_hi * b_hi
-    mid = (p0 >> _U(32)) + (p1 & _U(0xFFFFFFFF)) + (p2 & _U(0xFFFFFFFF))
-    lo = (p0 & _U(0xFFFFFFFF)) | (mid << _U(32))
-    hi = p3 + (p1 >> _U(32)) + (p2 >> _U(32)) + (mid >> _U(32))
-    return hi, lo
+    """The 128-bit product of two uint64 as (high, low) words (one MUL instruction)."""
+    return _mulhi64(a, b), a * b
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _lz(w):
-    n = 0
-    top = _U(1) << _U(63)
-    while (w & top) == _U(0):
-        w = w << _U(1)
-        n += 1
-    return n
+    """Leading zero bits of a nonzero uint64."""
+    return np.int64(_ctlz64(w))
 
 
 @nb.njit(cache=True, nogil=True)
