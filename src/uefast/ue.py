@@ -32,7 +32,7 @@ def _ue_pass(a, iub, reb, nan_degenerate, v1, v2):
     """V1, V2 of every element in one branch-free (vectorisable) pass: the formulas above, the
     same IEEE operations in the same order as the NumPy expressions they replaced (bitwise the
     same results); quotients of the branch not taken may be inf/NaN and are discarded."""
-    nan = np.nan if nan_degenerate else 0.0
+    deg_v2 = np.nan if nan_degenerate else 0.0  # V2 of a degenerate query (V1: NaN or formula)
     for i in range(a.size):
         x = a[i]
         u = iub[i]
@@ -42,8 +42,8 @@ def _ue_pass(a, iub, reb, nan_degenerate, v1, v2):
         w1 = min(max(w1 if (u > 0.0) & (x > 0.0) else 0.0, 0.0), 1.0)
         w2 = (x - r) / ((u - r) if x >= r else r)
         w2 = min(max(w2, -1.0), 1.0)
-        v1[i] = nan if deg & nan_degenerate else w1
-        v2[i] = nan if deg else w2
+        v1[i] = np.nan if deg & nan_degenerate else w1
+        v2[i] = deg_v2 if deg else w2
 
 
 def ue_scores(value: np.ndarray, iub: np.ndarray, reb: np.ndarray,
