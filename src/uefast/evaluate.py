@@ -357,6 +357,7 @@ def _string_join_rows(qcodes: np.ndarray, r_doc: pa.Array, qg: Grouping,
     tab, soff, _ = build_topic_tables(qg.offsets, q_data, qs, qe)  # repeats: refused before
     r_off, r_data = string_buffers(r_doc)
     r_off, r_data = r_off.astype(np.int64), readonly(r_data)
+    qcodes = readonly(np.ascontiguousarray(qcodes, np.int64))
     with KERNEL_LOCK:
         hit = probe_topic_rows_parallel(qcodes, r_data, r_off[:-1], r_off[1:], tab, soff, q_data,
                                         qs, qe, n_chunks(len(qcodes) // 1024 + 1))
@@ -367,7 +368,9 @@ def _int_join_rows(qcodes: np.ndarray, r_docs: np.ndarray, qg: Grouping,
                    q_docs: np.ndarray) -> np.ndarray:
     """Qrels row judging each run row's (qrels topic ``qcodes[i]``, integer docid), else -1: one
     hash table keyed by (topic, docid) over the qrels rows (:mod:`uefast.kernels.join`)."""
-    q_codes = _codes(qg, len(q_docs))
+    q_codes = readonly(_codes(qg, len(q_docs)))
+    q_docs, qcodes, r_docs = (readonly(np.ascontiguousarray(a, np.int64))
+                              for a in (q_docs, qcodes, r_docs))
     slots = pair_table(q_codes, q_docs)
     with KERNEL_LOCK:
         return probe_pairs(slots, q_codes, q_docs, qcodes, r_docs,
