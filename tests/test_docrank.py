@@ -207,7 +207,8 @@ def test_trec_style_join(data, kind):
             q_doc = q_doc.dictionary_encode()
         large = data.draw(st.booleans())
         r_doc = pa.array([d for _, d in run], pa.large_string() if large else pa.string())
-        hit = _string_join_rows(qcodes, r_doc, qg, q_doc)
+        hit = _string_join_rows(qcodes, docids(r_doc, "docid", "run"), qg,
+                                docids(q_doc, "docid", "qrels"))
     else:
         hit = _int_join_rows(qcodes, np.array([d for _, d in run], np.int64), qg,
                              np.array([d for _, d in q_items], np.int64))

@@ -22,6 +22,7 @@ from uefast.engine import (
 )
 from uefast.errors import InputError
 from uefast.inputs import (
+    DocIds,
     check_same_kind,
     column,
     docids,
@@ -29,7 +30,6 @@ from uefast.inputs import (
     readonly,
     score_array,
     score_nan_error,
-    string_buffers,
     to_arrow,
 )
 from uefast.kernels.driver import n_chunks
@@ -212,8 +212,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         qcodes = _codes(q_g, t.num_rows)
         nq, ns = q_g.n_groups, sys_g.n_groups
         g = group_codes(scodes * nq + qcodes, ns * nq, q_g.keys)
-        docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "(system, qid)",
-                                         ties)
+        docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "(system, qid)")
         judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label)
         scores = score_array(column(t, cols[0], what), cols[0], what, check_nan=False)
         qref = np.arange(g.n_groups, dtype=np.int64)
@@ -227,7 +226,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
                        judged.iub[keep], judged.reb[keep], sizes[keep], judged.n_judged[keep],
                        judged.nrel[keep], info)
     g = group_keys(qid_arr, names["qid"], what)
-    docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "qid", ties)
+    docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "qid")
     judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label)
     nq = g.n_groups
     qref = np.arange(nq, dtype=np.int64)
@@ -261,16 +260,14 @@ def _codes(g: Grouping, n_rows: int) -> np.ndarray:
 
 
 def _check_duplicates(g: Grouping, docs, doc_arr, docid_name: str, what: str,
-                      within: str, ties: str):
+                      within: str):
     """Raise on a docid repeated within a group; return ``(docs, rising)`` for
-    :func:`rank_values`: with ``ties="trec_eval"`` string docids become their byte-order ranks
-    within each group (:func:`docid_ranks`; the same tie order, ranked by the fast integer paths),
-    and ``rising`` marks the groups whose integer docids rise strictly (uint8 per group)."""
+    :func:`rank_values`: string docids become their byte-order ranks within each group
+    (:func:`docid_ranks`: the same sort is the duplicate check; trec_eval's tie order, ranked by
+    the fast integer paths), and ``rising`` marks the groups whose docids rise strictly (uint8 per
+    group)."""
     rising = np.zeros(g.n_groups, np.uint8)
-    if ties == "trec_eval":
-        docs, r, o = docid_ranks(g, docs, rising)
-    else:
-        r, o = duplicate_docid(g, docs, rising)
+    docs, r, o = docid_ranks(g, docs, rising)
     if r >= 0:
         raise InputError(f"{what}: duplicate {docid_name} {doc_arr[r].as_py()!r} within one {within} "
                          f"group: rows {o} and {r}")
@@ -307,7 +304,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     if docs.mode == DOC_INT:
         hit = _int_join_rows(qcodes, docs.ints, qg, qdocs.ints)
     else:
-        hit = _string_join_rows(qcodes, r_doc, qg, q_doc)
+        hit = _string_join_rows(qcodes, docs, qg, qdocs)
     labels = np.where(hit >= 0, q_lab[np.maximum(hit, 0)], 0).astype(q_lab.dtype, copy=False)
     nq = qg.n_groups
     if names["system"] in run_t.column_names:
@@ -320,7 +317,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     ns = len(sys_names)
     codes = np.where(qcodes >= 0, scodes * nq + qcodes, -1)
     g = group_codes(codes, ns * nq, qkeys)
-    docs, rising = _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)", ties)
+    docs, rising = _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)")
     plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
     judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label)
     scores = score_array(column(run_t, names["score"], "run"), names["score"], "run")
@@ -339,8 +336,8 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
                    judged.reb[q_of], sizes[keep], judged.n_judged[q_of], judged.nrel[q_of], info)
 
 
-def _string_join_rows(qcodes: np.ndarray, r_doc: pa.Array, qg: Grouping,
-                      q_doc: pa.Array) -> np.ndarray:
+def _string_join_rows(qcodes: np.ndarray, r_docs: DocIds, qg: Grouping,
+                      q_docs: DocIds) -> np.ndarray:
     """Qrels row judging each run row's (qrels topic ``qcodes[i]``, string docid), else -1: one
     open-addressing table per qrels topic keyed by the docid's first 16 bytes and length (longer
     ones compared byte by byte), probed by every run row -- the tables of the ``uefast trec_eval``
@@ -349,14 +346,12 @@ def _string_join_rows(qcodes: np.ndarray, r_doc: pa.Array, qg: Grouping,
     join with its conversions used before."""
     from uefast.io._topics import build_topic_tables, probe_topic_rows_parallel
 
-    q_off, q_data = string_buffers(q_doc)
-    q_data = readonly(q_data)
-    rows = qg.perm if qg.has_perm else np.arange(len(q_doc), dtype=np.int64)
-    qs = q_off[rows].astype(np.int64)
-    qe = q_off[rows + 1].astype(np.int64)
+    q_data = readonly(q_docs.data)
+    rows = qg.perm if qg.has_perm else np.arange(len(q_docs.offsets) - 1, dtype=np.int64)
+    qs = q_docs.offsets[rows].astype(np.int64)
+    qe = q_docs.offsets[rows + 1].astype(np.int64)
     tab, soff, _ = build_topic_tables(qg.offsets, q_data, qs, qe)  # repeats: refused before
-    r_off, r_data = string_buffers(r_doc)
-    r_off, r_data = r_off.astype(np.int64), readonly(r_data)
+    r_off, r_data = r_docs.offsets.astype(np.int64), readonly(r_docs.data)
     qcodes = readonly(np.ascontiguousarray(qcodes, np.int64))
     with KERNEL_LOCK:
         hit = probe_topic_rows_parallel(qcodes, r_data, r_off[:-1], r_off[1:], tab, soff, q_data,

@@ -31,7 +31,6 @@ import numba as nb
 import numpy as np
 
 from uefast.errors import InputError
-from uefast.inputs import readonly  # noqa: F401  (re-exported: the scanners' callers use it)
 from uefast.io._floatparse import (  # noqa: F401  (re-exported)
     _POW5,
     _parse_float_open,

@@ -169,7 +169,6 @@ def _sort_group(idx, tmp, keys, ktmp, pos, stack, n, w0, w1, st, ln, data):
     remaining bytes and the length). Ties keep their order, so the sort is stable."""
     for i in range(n):
         idx[i] = i
-    top = 0
     stack[0] = 0
     stack[1] = n
     top = 1

@@ -23,7 +23,6 @@ from uefast.engine import (  # noqa: F401  (KERNEL_LOCK re-exported for adapters
     KERNEL_LOCK,
     Grouping,
     docid_ranks,
-    duplicate_docid,
     judged_stats,
     plan_measures,
     rank_values,
@@ -130,11 +129,8 @@ def compute(s, spec: Spec, want_value: bool = True, want_ue: bool = True) -> Res
             if "docid" in names:
                 darr = _field(vals, "docid")
                 docs = docids(darr, "docid", what)
-                grp = Grouping(offsets, _NO_PERM, False, None)
-                if spec.ties == "trec_eval":  # string docids -> byte-order ranks (shared sort)
-                    docs, r, o = docid_ranks(grp, docs)
-                else:
-                    r, o = duplicate_docid(grp, docs)
+                # string docids -> byte-order ranks (the sort is also the duplicate check)
+                docs, r, o = docid_ranks(Grouping(offsets, _NO_PERM, False, None), docs)
                 if r >= 0:
                     raise InputError(f"polars: duplicate docid {darr[r].as_py()!r} within one "
                                      f"group: rows {o} and {r} of the batch")

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
+from uefast.inputs import readonly
 from uefast.io import _fast
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
 from uefast.io._topics import ranked_rel
@@ -80,11 +81,11 @@ class QrelsIndex:
 
     @classmethod
     def _from_rows(cls, q_data, qs, qe, d_data, ds, de, label, *, on_dup):
-        q_data, d_data = _fast.readonly(q_data), _fast.readonly(d_data)
+        q_data, d_data = readonly(q_data), readonly(d_data)
         qc, uniq = _intern_sorted(q_data, qs, qe)
         nq = len(uniq)
         perm, row_start, g_data, g_s, g_e = _fast.group_rows(qc, nq, d_data, ds, de)
-        g_data = _fast.readonly(g_data)
+        g_data = readonly(g_data)
         table, soff, dup = _fast.build_topic_tables(row_start, g_data, g_s, g_e)
         if dup >= 0:
             return on_dup()
@@ -188,7 +189,7 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
     qo, qd = str_buffers(qid)
     if not np.isnan(score).any():  # the fast path's kernels on the table's string buffers
         do, dd = str_buffers(doc)
-        buf = _fast.readonly(np.concatenate((qd, dd)))
+        buf = readonly(np.concatenate((qd, dd)))
         score = score if score.flags.writeable else score.copy()
         qs, qe, ds, de = qo[:-1], qo[1:], do[:-1] + qd.size, do[1:] + qd.size
         dh, dw0, dw1 = _fast.dkey_rows(buf, ds, de)
@@ -200,7 +201,7 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
             return _finish(qi, ranked_rel(order, r, qi.row_label), counts, max_docs=max_docs,
                            judged_only=judged_only, complete=complete, bogus_missing=bogus_missing,
                            level=level)
-    qc = _fast.topic_codes(_fast.readonly(qd), qo[:-1], qo[1:], qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys)
+    qc = _fast.topic_codes(readonly(qd), qo[:-1], qo[1:], qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys)
     idx = np.flatnonzero(qc >= 0)
     if idx.size < qc.size:
         qc, score = qc[idx], score[idx]
@@ -223,7 +224,7 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
                              f"{qi.qids[int(qc[j])].as_py()!r}")
     # relevance lookup (hash join on (topic, docno), verified bytewise)
     ds, de = doff[:-1], doff[1:]
-    r = _fast.probe_topic_rows(qc, _fast.readonly(ddata), ds, de, qi.table, qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end)
+    r = _fast.probe_topic_rows(qc, readonly(ddata), ds, de, qi.table, qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end)
     return _finish(qi, ranked_rel(order, r, qi.row_label), counts, max_docs=max_docs, judged_only=judged_only,
                    complete=complete, bogus_missing=bogus_missing, level=level)
 
