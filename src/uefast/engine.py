@@ -43,9 +43,10 @@ __all__ = ["KERNEL_LOCK", "Grouping", "MeasurePlan", "JudgedStats", "group_keys"
 
 TIE_MODES = {"input": TIE_INPUT, "trec_eval": TIE_DOCID, "expected": TIE_EXPECTED}
 
-#: Held around every entry into a ``parallel=True`` kernel. Numba's ``workqueue`` threading layer
-#: aborts when entered from several threads at once (Polars and Dask call from worker threads);
-#: the kernels already use every core, so serialising them costs only queueing. Re-entrant.
+#: Held around every entry into a multi-threaded kernel (``run_chunks`` kernels, Numba
+#: ``parallel=True`` ones: the ``workqueue`` threading layer aborts when entered from several
+#: threads at once; Polars and Dask call from worker threads). The kernels already use every
+#: core, so serialising them costs only queueing. Re-entrant.
 KERNEL_LOCK = threading.RLock()
 
 # Rank a segment by counting (O(n * N+) vectorised comparisons) rather than sorting (O(n log n))

@@ -19,6 +19,7 @@ from uefast.io._hashtab import (  # noqa: F401
 )
 from uefast.io._words import _docno_key
 from uefast.kernels.grouping import counting_sort
+from uefast.kernels.threads import run_chunks
 
 _U = np.uint64
 
@@ -224,16 +225,22 @@ def probe_topic_rows(code, data, starts, ends, tab, soff, r_data, r_s, r_e):
     return out
 
 
-@nb.njit(parallel=True, cache=True, nogil=True)
 def probe_topic_rows_parallel(code, data, starts, ends, tab, soff, r_data, r_s, r_e, nchunks):
-    """:func:`probe_topic_rows` over ``nchunks`` row ranges in parallel (Numba threads: callers
-    must not run two parallel kernels at once, see ``uefast.engine.KERNEL_LOCK``)."""
-    n = code.size
-    out = np.full(n, -1, np.int64)
-    for c in nb.prange(nchunks):
-        _probe_rows(code, data, starts, ends, tab, soff, r_data, r_s, r_e, out, n * c // nchunks,
-                    n * (c + 1) // nchunks)
+    """:func:`probe_topic_rows` over ``nchunks`` row ranges on several threads
+    (:func:`~uefast.kernels.threads.run_chunks`)."""
+    out = np.full(code.size, -1, np.int64)
+    run_chunks(_probe_rows_chunks, nchunks, code, data, starts, ends, tab, soff, r_data, r_s, r_e,
+               nchunks, out)
     return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _probe_rows_chunks(c0, c1, code, data, starts, ends, tab, soff, r_data, r_s, r_e, nchunks,
+                       out):
+    """:func:`probe_topic_rows` for the rows of chunks ``c0 .. c1 - 1`` (of ``nchunks``)."""
+    n = code.size
+    _probe_rows(code, data, starts, ends, tab, soff, r_data, r_s, r_e, out, n * c0 // nchunks,
+                n * c1 // nchunks)
 
 
 @nb.njit(cache=True, nogil=True)

@@ -1,4 +1,5 @@
-"""The one parallel driver over query groups (Numba ``prange``).
+"""The one parallel driver over query groups (chunks on several threads,
+:func:`~uefast.kernels.threads.run_chunks`).
 
 Two passes share one grouping (``offsets`` into rows, optionally through a permutation ``perm``):
 
@@ -8,9 +9,11 @@ Two passes share one grouping (``offsets`` into rows, optionally through a permu
 * :func:`ranking_pass` -- per ranked segment (a query of one system): sort by score with the tie
   policy, then every requested measure's value, from the same sorted labels.
 
-Work is split into contiguous chunks of segments, one per ``prange`` iteration; each chunk allocates
-its scratch buffers once, so nothing is allocated per query. Results are written to fixed slots,
-so the output does not depend on the thread count.
+Work is split into contiguous chunks of segments, handed to threads a few at a time; each chunk
+allocates its scratch buffers once, so nothing is allocated per query. Results are written to
+fixed slots, so the output does not depend on the thread count. Each pass is a plain ``nogil``
+kernel over a range of chunks (``_judged_chunks``, ``_ranking_chunks``) behind a Python function
+of the same arguments.
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ from uefast.kernels.counting import (
     top_positives,
 )
 from uefast.kernels.ordering import TIE_EXPECTED, heapsort_desc, rank_segment, tie_groups
+from uefast.kernels.threads import run_chunks
 from uefast.kernels.sortnet import (
     SORTNET_MAX_N,
     SORTNET_TIES_MAX_N,
@@ -149,7 +153,6 @@ def _gather(perm, has_perm, base, n, scores, labels, k32, pk, lraw, pidx):
     return npos, nan
 
 
-@nb.njit(parallel=True, cache=True, nogil=True)
 def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels, fparams, norms,
                 paper, tabs, nchunks, out_iub, out_reb, out_nrel, out_idcg, out_nj):
     """For each query q (judged rows ``joff[q]:joff[q+1]``) and measure m fill
@@ -160,6 +163,16 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
     uniformly random order (closed forms, :func:`~uefast.kernels.metrics.measure_reb`), or the
     paper's formula where ``paper`` is set and the paper has one.
     """
+    run_chunks(_judged_chunks, nchunks, joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes,
+               rels, fparams, norms, paper, tabs, nchunks, out_iub, out_reb, out_nrel, out_idcg,
+               out_nj)
+
+
+@nb.njit(cache=True, nogil=True)
+def _judged_chunks(c0, c1, joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels,
+                   fparams, norms, paper, tabs, nchunks, out_iub, out_reb, out_nrel, out_idcg,
+                   out_nj):
+    """:func:`judged_pass` over chunks ``c0 .. c1 - 1`` (of ``nchunks``)."""
     nq = joff.shape[0] - 1
     nm = kinds.shape[0]
     nhist = max_label + 2 if max_label < _HIST_MAX else 1
@@ -172,7 +185,7 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
             need = -1
         elif (kinds[m] == K_DCG or kinds[m] == K_NDCG or kinds[m] == K_RBP) and need >= 0:
             need = max(need, ks[m])
-    for c in nb.prange(nchunks):
+    for c in range(c0, c1):
         q0 = nq * c // nchunks
         q1 = nq * (c + 1) // nchunks
         maxn = _max_len(joff, q0, q1)
@@ -283,7 +296,6 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
                 out_idcg[q, m] = idcg
 
 
-@nb.njit(parallel=True, cache=True, nogil=True)
 def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_mode, doc_mode,
                  doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
                  idcg_q, tabs, nchunks, counting_factor, use_f32, sortnet, topk, doc_rising, out,
@@ -318,9 +330,21 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
     (known from the duplicate check; :func:`~uefast.kernels.counting.tie_order` skips its scan).
     ``nan_out[c]`` counts the NaN scores met by chunk c (the caller may skip its own check).
     """
+    run_chunks(_ranking_chunks, nchunks, offsets, perm, has_perm, labels, scores, score_bits, qref,
+               tie_mode, doc_mode, doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams,
+               norms, nrel_q, idcg_q, tabs, nchunks, counting_factor, use_f32, sortnet, topk,
+               doc_rising, out, nan_out)
+
+
+@nb.njit(cache=True, nogil=True)
+def _ranking_chunks(c0, c1, offsets, perm, has_perm, labels, scores, score_bits, qref, tie_mode,
+                    doc_mode, doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms,
+                    nrel_q, idcg_q, tabs, nchunks, counting_factor, use_f32, sortnet, topk,
+                    doc_rising, out, nan_out):
+    """:func:`ranking_pass` over chunks ``c0 .. c1 - 1`` (of ``nchunks``)."""
     nseg = offsets.shape[0] - 1
     nm = kinds.shape[0]
-    for c in nb.prange(nchunks):
+    for c in range(c0, c1):
         s0 = nseg * c // nchunks
         s1 = nseg * (c + 1) // nchunks
         maxn = _max_len(offsets, s0, s1)

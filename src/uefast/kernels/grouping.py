@@ -13,6 +13,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from uefast.kernels.threads import run_chunks
+
 __all__ = ["run_starts_int", "run_starts_bytes", "counting_sort", "find_duplicate"]
 
 _jit = nb.njit(cache=True, nogil=True)
@@ -113,7 +115,6 @@ def _hash_int(x):
     return x
 
 
-@nb.njit(parallel=True, cache=True, nogil=True)
 def find_duplicate(offsets, perm, has_perm, doc_int, nchunks, rising_out):
     """Return ``(row, first_row)`` for the first duplicated integer docid within a group (input
     rows), or ``(-1, -1)``. Expected O(n): one open-addressing table per chunk whose slots are
@@ -125,7 +126,17 @@ def find_duplicate(offsets, perm, has_perm, doc_int, nchunks, rising_out):
     :func:`uefast.kernels.docrank.docid_byte_ranks`."""
     found = np.full(nchunks, -1, np.int64)
     found_first = np.full(nchunks, -1, np.int64)
-    for c in nb.prange(nchunks):
+    run_chunks(_find_duplicate_chunks, nchunks, offsets, perm, has_perm, doc_int, nchunks,
+               rising_out, found, found_first)
+    return first_found(found, found_first)
+
+
+@nb.njit(cache=True, nogil=True)
+def _find_duplicate_chunks(c0, c1, offsets, perm, has_perm, doc_int, nchunks, rising_out, found,
+                           found_first):
+    """:func:`find_duplicate` over chunks ``c0 .. c1 - 1``: ``found[c]`` / ``found_first[c]``
+    for chunk c."""
+    for c in range(c0, c1):
         s0, s1, maxn = chunk_span(offsets, c, nchunks)
         size = 4
         while size < 2 * maxn:
@@ -196,4 +207,3 @@ def find_duplicate(offsets, perm, has_perm, doc_int, nchunks, rising_out):
                 slot_row[h] = r
             if found[c] >= 0:
                 break
-    return first_found(found, found_first)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from uefast.kernels.threads import run_chunks
+
 __all__ = ["pair_table", "probe_pairs"]
 
 _U = np.uint64
@@ -50,26 +52,31 @@ def pair_table(codes, docs):
     return slots
 
 
-@nb.njit(parallel=True, cache=True, nogil=True)
 def probe_pairs(slots, t_codes, t_docs, codes, docs, nchunks):
     """For every row i (code >= 0): the row of the :func:`pair_table` ``slots`` over
-    ``(t_codes, t_docs)`` with the same key, else -1 (row ranges in parallel)."""
-    n = codes.size
-    out = np.full(n, -1, np.int64)
-    mask = _U(slots.size - 1)
-    for c in nb.prange(nchunks):
-        for i in range(n * c // nchunks, n * (c + 1) // nchunks):
-            q = codes[i]
-            if q < 0:
-                continue
-            d = docs[i]
-            p = _slot(q, d, mask)
-            while True:
-                r = slots[p]
-                if r < 0:
-                    break
-                if t_codes[r] == q and t_docs[r] == d:
-                    out[i] = r
-                    break
-                p = (p + _U(1)) & mask
+    ``(t_codes, t_docs)`` with the same key, else -1 (``nchunks`` row ranges, on several
+    threads: :func:`~uefast.kernels.threads.run_chunks`)."""
+    out = np.full(codes.size, -1, np.int64)
+    run_chunks(_probe_pairs_chunks, nchunks, slots, t_codes, t_docs, codes, docs, nchunks, out)
     return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _probe_pairs_chunks(c0, c1, slots, t_codes, t_docs, codes, docs, nchunks, out):
+    """:func:`probe_pairs` over the rows of chunks ``c0 .. c1 - 1``."""
+    n = codes.size
+    mask = _U(slots.size - 1)
+    for i in range(n * c0 // nchunks, n * c1 // nchunks):
+        q = codes[i]
+        if q < 0:
+            continue
+        d = docs[i]
+        p = _slot(q, d, mask)
+        while True:
+            r = slots[p]
+            if r < 0:
+                break
+            if t_codes[r] == q and t_docs[r] == d:
+                out[i] = r
+                break
+            p = (p + _U(1)) & mask
