@@ -1,6 +1,7 @@
 """`uefast evaluate` end to end: embedded sample, files, formats, streaming, exit codes."""
 from __future__ import annotations
 
+import io
 import json
 
 import pyarrow.parquet as pq
@@ -64,3 +65,31 @@ def test_bad_input_exits_2_with_one_line(argv, msg, capsys):
 def test_list_measures(capsys):
     assert main(["evaluate", "--list-measures"]) == 0
     assert "nDCG" in capsys.readouterr().out
+
+
+class _Tty(io.StringIO):
+    def __init__(self, tty):
+        super().__init__()
+        self._tty = tty
+
+    def isatty(self):
+        return self._tty
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_first_use_notice_only_on_a_terminal_and_once(tty):
+    """A Numba compile inside the CLI's notice scope prints one line on a terminal, nothing
+    elsewhere; no compile, no line."""
+    import numba
+
+    from uefast.cli import FIRST_USE_NOTICE, first_use_notice
+
+    stream = _Tty(tty)
+    with first_use_notice(stream):
+        pass
+    assert stream.getvalue() == ""
+    with first_use_notice(stream):
+        f = numba.njit(lambda x: x + 1)  # a fresh function: compiled here
+        g = numba.njit(lambda x: x * 2)
+        assert f(1) == 2 and g(2) == 4
+    assert stream.getvalue() == (FIRST_USE_NOTICE + "\n" if tty else "")

@@ -12,6 +12,7 @@ Exit codes: 0 success; 2 bad usage or bad input (one line on stderr naming the p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import pkgutil
 import sys
@@ -19,6 +20,36 @@ import sys
 from uefast.errors import UefastError
 
 __all__ = ["main", "build_parser"]
+
+FIRST_USE_NOTICE = ("uefast: compiling the Numba kernels for first use (about 30-60 s, once; "
+                    "later runs load them from the on-disk cache) ...")
+
+
+@contextlib.contextmanager
+def first_use_notice(stream=None):
+    """On an interactive terminal, print :data:`FIRST_USE_NOTICE` once if Numba starts
+    compiling (a cache miss: the first run after installing or upgrading), so that a silent
+    half-minute is not taken for a hang. Scripts and pipes (not a TTY) see nothing. Uses Numba's
+    event API (``numba:compile``)."""
+    stream = sys.stderr if stream is None else stream
+    if not getattr(stream, "isatty", lambda: False)():
+        yield
+        return
+    from numba.core import event
+
+    class _Notice(event.Listener):
+        said = False
+
+        def on_start(self, ev):
+            if not self.said:
+                self.said = True
+                print(FIRST_USE_NOTICE, file=stream, flush=True)
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", _Notice()):
+        yield
 
 
 def _command_modules():
@@ -59,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         from uefast.cli import cmd_trec_eval
 
         try:
-            return cmd_trec_eval.main(argv[1:])
+            with first_use_notice():
+                return cmd_trec_eval.main(argv[1:])
         except UefastError as exc:
             print(f"uefast trec_eval: error: {exc}", file=sys.stderr)
             return 2
@@ -69,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args._run(args) or 0)
+        with first_use_notice():
+            return int(args._run(args) or 0)
     except UefastError as exc:
         print(f"uefast {args.command}: error: {exc}", file=sys.stderr)
         return 2
