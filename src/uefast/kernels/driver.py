@@ -121,36 +121,44 @@ def _packed_counts_perm(jlab, jperm, base, n):
 
 
 @nb.njit(cache=True, nogil=True)
-def _take(score, label, i, npos, k32, pk, lraw, pidx):
-    """Store row i's float32 score and clamped label; append it to the positive list
-    (``pidx``/``pk``, branch-free: always written, kept only if the label is positive)."""
-    kv = np.float32(score)
-    k32[i] = kv
-    pk[npos] = kv
-    v = np.int64(label)
-    v = v if v > 0 else 0
-    lraw[i] = v
-    pidx[npos] = i
-    return npos + (v > 0)
-
-
-@nb.njit(cache=True, nogil=True)
-def _gather(perm, has_perm, base, n, scores, labels, k32, pk, lraw, pidx):
-    """What float32 counting needs of one segment; returns (N+, number of NaN scores). Two
-    copies of the loop, with and without the permutation: a per-row ``if has_perm`` in one loop
-    ran 2x slower (int8 labels)."""
+def _gather(perm, has_perm, base, n, scores, labels, k32, lraw):
+    """Row i of one segment: its float32 score ``k32[i]`` and its label clamped at 0
+    ``lraw[i]``; returns (N+, number of NaN scores). No data-dependent store, so the loop
+    vectorises (the list of positive documents the counting paths need is built only for the
+    segments that reach them, :func:`_positives`). Two copies of the loop, with and without the
+    permutation: a per-row ``if has_perm`` in one loop ran 2x slower (int8 labels)."""
     npos = 0
     nan = 0
     if has_perm:
         for i in range(n):
             r = perm[base + i]
-            npos = _take(scores[r], labels[r], i, npos, k32, pk, lraw, pidx)
-            nan += k32[i] != k32[i]
+            kv = np.float32(scores[r])
+            k32[i] = kv
+            v = max(np.int64(labels[r]), 0)
+            lraw[i] = v
+            npos += v > 0
+            nan += kv != kv
     else:
         for i in range(n):
-            npos = _take(scores[base + i], labels[base + i], i, npos, k32, pk, lraw, pidx)
-            nan += k32[i] != k32[i]
+            kv = np.float32(scores[base + i])
+            k32[i] = kv
+            v = max(np.int64(labels[base + i]), 0)
+            lraw[i] = v
+            npos += v > 0
+            nan += kv != kv
     return npos, nan
+
+
+@nb.njit(cache=True, nogil=True)
+def _positives(k32, lraw, n, pk, pidx):
+    """The positions ``pidx[0:N+]`` of the documents with a positive label and their float32
+    scores ``pk`` (branch-free: every slot written, kept only for a positive label)."""
+    p = 0
+    for i in range(n):
+        pk[p] = k32[i]
+        pidx[p] = i
+        p += lraw[i] > 0
+    return p
 
 
 def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels, fparams, norms,
@@ -381,7 +389,8 @@ def _ranking_chunks(c0, c1, offsets, perm, has_perm, labels, scores, score_bits,
             base = offsets[g]
             n = offsets[g + 1] - base
             q = qref[g]
-            npos, nan = _gather(perm, has_perm, base, n, scores, labels, k32, pk, lraw, pidx)
+            npos, nan = _gather(perm, has_perm, base, n, scores, labels, k32, lraw)
+            listed = False  # pidx / pk filled (_positives)
             nan_out[c] += nan
             counted = False
             # rank by counting (float32 first) or, failing that, by sorting
@@ -390,12 +399,18 @@ def _ranking_chunks(c0, c1, offsets, perm, has_perm, labels, scores, score_bits,
             if countable:
                 if f32 and _still_trying(f32_ok, f32_no, g):
                     if 0 < topk < n:
+                        if not listed:
+                            _positives(k32, lraw, n, pk, pidx)
+                            listed = True
                         nt = top_positives(k32, n, pidx, npos, topk, tidx, tpk)
                         counted = rank_labels_f32(k32, lraw, tidx, tpk, acc, n, nt, lab)
                     else:
                         if sortnet == 2 or (sortnet == 1 and sortnet_pays(n, npos)):
                             counted = rank_labels_sortnet(k32, lraw, n, skeys, stmp, lab)
                         if not counted:
+                            if not listed:
+                                _positives(k32, lraw, n, pk, pidx)
+                                listed = True
                             counted = rank_labels_f32(k32, lraw, pidx, pk, acc, n, npos, lab)
                     if counted:
                         f32_ok += 1
@@ -433,6 +448,9 @@ def _ranking_chunks(c0, c1, offsets, perm, has_perm, labels, scores, score_bits,
                                 counted = rank_labels_sortnet_ties(k32, fp, tb, lraw, n, skey64,
                                                                    stmp64, lab)
                             if not counted:
+                                if not listed:
+                                    _positives(k32, lraw, n, pk, pidx)
+                                    listed = True
                                 counted = rank_labels_f32_ties(k32, fp, tb, lraw, pidx, pk, pf,
                                                                pt, acc, n, npos, lab)
                     if not counted:
