@@ -130,8 +130,9 @@ def _gather(perm, has_perm, base, n, scores, labels, k32, lraw):
     npos = 0
     nan = 0
     if has_perm:
+        rows = perm[base:base + n]
         for i in range(n):
-            r = perm[base + i]
+            r = np.uint64(rows[i])  # unsigned: no negative-index wraparound code in the loop
             kv = np.float32(scores[r])
             k32[i] = kv
             v = max(np.int64(labels[r]), 0)
@@ -139,10 +140,14 @@ def _gather(perm, has_perm, base, n, scores, labels, k32, lraw):
             npos += v > 0
             nan += kv != kv
     else:
+        # slices indexed by the loop counter: Numba knows i >= 0 and emits no wraparound
+        # code, so the loop vectorises (indexing scores[base + i] ran ~6x slower)
+        sc = scores[base:base + n]
+        lb = labels[base:base + n]
         for i in range(n):
-            kv = np.float32(scores[base + i])
+            kv = np.float32(sc[i])
             k32[i] = kv
-            v = max(np.int64(labels[base + i]), 0)
+            v = max(np.int64(lb[i]), 0)
             lraw[i] = v
             npos += v > 0
             nan += kv != kv
