@@ -105,8 +105,9 @@ def _packed_counts(jlab, base, n):
     """Counts of label values 0..7 in ``jlab[base:base+n]`` (n < 65536), packed 4 x 16 bits."""
     lo = np.int64(0)
     hi = np.int64(0)
-    for i in range(base, base + n):
-        lo, hi = _packed_add(jlab[i], lo, hi)
+    seg = jlab[base:base + n]  # indexed from 0: no wraparound code, the loop vectorises
+    for i in range(n):
+        lo, hi = _packed_add(seg[i], lo, hi)
     return lo, hi
 
 
@@ -115,8 +116,9 @@ def _packed_counts_perm(jlab, jperm, base, n):
     """:func:`_packed_counts` of the rows ``jperm[base:base+n]``."""
     lo = np.int64(0)
     hi = np.int64(0)
-    for i in range(base, base + n):
-        lo, hi = _packed_add(jlab[jperm[i]], lo, hi)
+    rows = jperm[base:base + n]
+    for i in range(n):
+        lo, hi = _packed_add(jlab[np.uint64(rows[i])], lo, hi)
     return lo, hi
 
 
@@ -236,12 +238,14 @@ def _judged_chunks(c0, c1, joff, jperm, has_jperm, jlab, max_label, kinds, ks, g
                 # a local int64 copy first: counting straight from a narrow (int8) column
                 # through a permutation ran 2x slower
                 if has_jperm:
+                    rows = jperm[base:base + n]
                     for i in range(n):
-                        v = np.int64(jlab[jperm[base + i]])
+                        v = np.int64(jlab[np.uint64(rows[i])])
                         gend[i] = v if v > 0 else 0
                 else:
+                    seg = jlab[base:base + n]
                     for i in range(n):
-                        v = np.int64(jlab[base + i])
+                        v = np.int64(seg[i])
                         gend[i] = v if v > 0 else 0
             if nhist > 1:
                 if not packed:

@@ -151,15 +151,18 @@ def _find_duplicate_chunks(c0, c1, offsets, perm, has_perm, doc_int, nchunks, ri
             if n > 0:
                 # strictly increasing docids (e.g. sequential ids) cannot repeat: an early-exit
                 # scan over the column, with no copy
+                # (slices indexed from 0 and unsigned rows: no negative-index wraparound code)
                 rising = True
                 if has_perm:
+                    rows = perm[base:base + n]
                     for i in range(1, n):
-                        if doc_int[perm[base + i]] <= doc_int[perm[base + i - 1]]:
+                        if doc_int[np.uint64(rows[i])] <= doc_int[np.uint64(rows[i - 1])]:
                             rising = False
                             break
                 else:
-                    for i in range(base + 1, base + n):
-                        if doc_int[i] <= doc_int[i - 1]:
+                    seg = doc_int[base:base + n]
+                    for i in range(1, n):
+                        if seg[i] <= seg[i - 1]:
                             rising = False
                             break
                 if rising:
@@ -169,11 +172,13 @@ def _find_duplicate_chunks(c0, c1, offsets, perm, has_perm, doc_int, nchunks, ri
                 # dense integer docids (range < table size): index the table directly, no hashing.
                 # The docids are copied first by a loop without a per-row perm test (vectorised).
                 if has_perm:
+                    rows = perm[base:base + n]
                     for i in range(n):
-                        dv[i] = doc_int[perm[base + i]]
+                        dv[i] = doc_int[np.uint64(rows[i])]
                 else:
+                    seg = doc_int[base:base + n]
                     for i in range(n):
-                        dv[i] = doc_int[base + i]
+                        dv[i] = seg[i]
                 lo = dv[0]
                 hi = lo
                 for i in range(1, n):
