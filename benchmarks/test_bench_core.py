@@ -4,7 +4,7 @@ Workload (issue 2): nDCG@10 + AP per query with IUB, REB and UE V1/V2, one syste
 from an in-memory Arrow table; then all 8 systems. Peers are timed "convert + compute" from the
 same table (their dict construction is part of what a user pays). Run:
 
-    python -m pytest benchmarks/test_bench_core.py --benchmark-only -s
+    python -m pytest benchmarks/test_bench_core.py -s   # not --benchmark-only: it skips the report
     UEFAST_BENCH_SMALL=1 python -m pytest benchmarks --benchmark-disable   # smoke test
 
 Ratios are printed at the end (``test_zz_report``) and written to ``benchmarks/RESULTS_core.md``

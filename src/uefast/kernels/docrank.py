@@ -28,7 +28,6 @@ import numpy as np
 from uefast._intrinsics import _bswap64, _ctlz64, _load_le64
 from uefast.kernels.grouping import chunk_span, first_found
 from uefast.kernels.sortnet import _pos_bits, sort_keys_desc
-from uefast.kernels.threads import run_chunks
 
 __all__ = ["RANK_BASE", "docid_byte_ranks"]
 
@@ -207,6 +206,7 @@ def _sort_group(idx, tmp, keys, ktmp, pos, stack, n, w0, w1, st, ln, data):
             j = e
 
 
+@nb.njit(parallel=True, cache=True, nogil=True)
 def docid_byte_ranks(offsets, perm, has_perm, doc_off, doc_data, nchunks, ranks, rising_out):
     """For every group (rows ``offsets[g]:offsets[g+1]``, through ``perm`` when ``has_perm``)
     write ``ranks[row] = RANK_BASE + r``, r the dense rank of the row's docid (Arrow string
@@ -219,17 +219,7 @@ def docid_byte_ranks(offsets, perm, has_perm, doc_off, doc_data, nchunks, ranks,
     :func:`~uefast.kernels.grouping.find_duplicate` reports it), or ``(-1, -1)``."""
     found = np.full(nchunks, -1, np.int64)
     found_first = np.full(nchunks, -1, np.int64)
-    run_chunks(_docid_byte_ranks_chunks, nchunks, offsets, perm, has_perm, doc_off, doc_data,
-               nchunks, ranks, rising_out, found, found_first)
-    return first_found(found, found_first)
-
-
-@nb.njit(cache=True, nogil=True)
-def _docid_byte_ranks_chunks(c0, c1, offsets, perm, has_perm, doc_off, doc_data, nchunks, ranks,
-                             rising_out, found, found_first):
-    """:func:`docid_byte_ranks` over chunks ``c0 .. c1 - 1``: ``found[c]`` / ``found_first[c]``
-    for chunk c."""
-    for c in range(c0, c1):
+    for c in nb.prange(nchunks):
         s0, s1, maxn = chunk_span(offsets, c, nchunks)
         maxn = max(maxn, 1)
         w0 = np.empty(maxn, np.uint64)
@@ -282,3 +272,4 @@ def _docid_byte_ranks_chunks(c0, c1, offsets, perm, has_perm, doc_off, doc_data,
                 break
             if in_order and rising_out.size:
                 rising_out[s] = 1
+    return first_found(found, found_first)

@@ -23,8 +23,8 @@ descending by bytes; without it ties keep row order), ``ties`` ("trec_eval", "in
 relevance threshold), ``max_label`` (the collection's top grade, needed only by ERR without
 ``lmax``: a Polars batch may not contain it, so it is never guessed).
 
-Thread safety: kernel entry is serialised by a lock (Polars calls from its worker threads and
-Numba's workqueue layer must not be entered concurrently). Supported: Polars >= 2.0 (tested on
+Thread safety: kernel entry is serialised by a lock (Polars calls from its worker threads; each
+kernel already runs on every core, :func:`uefast.kernels.threads.run_chunks`). Supported: Polars >= 2.0 (tested on
 2.1; DESIGN §4 reports that Polars 1.20 wraps ``returns_scalar`` results of ``agg`` in a list).
 """
 from __future__ import annotations

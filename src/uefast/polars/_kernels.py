@@ -7,10 +7,10 @@ query offsets, so the engine's grouping is ``Grouping(offsets, -, has_perm=False
 and no sort: every group's rows are its judged set (LETOR style), exactly what
 ``uefast.evaluate(run)`` does for a run without qrels.
 
-Thread safety: Polars calls ``f`` from its own worker threads, possibly several at once. Numba's
-default ``workqueue`` threading layer aborts the process when a ``parallel=True`` kernel is entered
-concurrently, so every kernel entry goes through :data:`uefast.engine.KERNEL_LOCK` (the kernels
-use every core anyway, so serialising costs nothing but queueing).
+Thread safety: Polars calls ``f`` from its own worker threads, possibly several at once. Every
+kernel entry goes through :data:`uefast.engine.KERNEL_LOCK`: the kernels already run on every core
+(:func:`uefast.kernels.threads.run_chunks`), so serialising them costs nothing but queueing and
+keeps concurrent calls from oversubscribing the cores.
 """
 from __future__ import annotations
 
