@@ -43,7 +43,6 @@ from uefast.kernels.counting import (
     top_positives,
 )
 from uefast.kernels.ordering import TIE_EXPECTED, heapsort_desc, rank_segment, tie_groups
-from uefast.kernels.threads import run_chunks
 from uefast.kernels.sortnet import (
     SORTNET_MAX_N,
     SORTNET_TIES_MAX_N,
@@ -53,6 +52,7 @@ from uefast.kernels.sortnet import (
     sortnet_pays,
     sortnet_ties_pays,
 )
+from uefast.kernels.threads import run_chunks
 
 __all__ = ["judged_pass", "ranking_pass", "n_chunks"]
 
