@@ -201,7 +201,8 @@ def test_group_network_ranks_exactly_or_declines_for_the_stated_reasons(rows, or
         k32 = scores.astype(np.float32)
     keys = np.empty(SORTNET_MAX_N, np.int32)
     lab = np.full(n, -7, np.int64)
-    ok = rank_labels_sortnet_groups(k32, scores, order, lraw, n, keys, np.empty_like(keys), lab)
+    ok = rank_labels_sortnet_groups(k32, scores, order, lraw, n, keys, np.empty_like(keys), lab,
+                                    np.empty(n))
     doubles_per_bucket: dict[int, set] = {}
     for b, x in zip((_bucket(k32) >> (_pos_bits(n) - 3)).tolist(), scores.tolist()):
         doubles_per_bucket.setdefault(b, set()).add(x)
@@ -223,7 +224,7 @@ def test_group_network_accepts_ties_and_declines_shared_buckets():
     for order in (1, -1):
         lab = np.empty(n, np.int64)
         assert rank_labels_sortnet_groups(base.astype(np.float32), base, order, lraw, n, keys,
-                                          np.empty_like(keys), lab)
+                                          np.empty_like(keys), lab, np.empty(n))
         ranking = sorted(range(n), key=lambda i: (-base[i], order * i))
         assert lab.tolist() == lraw[ranking].tolist()
     close = [1.0 + 2.0 ** -40, float(np.nextafter(np.float32(1.0), np.float32(2.0))), np.nan]
@@ -231,7 +232,8 @@ def test_group_network_accepts_ties_and_declines_shared_buckets():
         s = base.copy()
         s[1] = x
         assert not rank_labels_sortnet_groups(s.astype(np.float32), s, 1, lraw, n, keys,
-                                              np.empty_like(keys), np.empty(n, np.int64))
+                                              np.empty_like(keys), np.empty(n, np.int64),
+                                              np.empty(n))
 
 
 @pytest.mark.parametrize("has_perm", [False, True])

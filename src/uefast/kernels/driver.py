@@ -432,13 +432,14 @@ def _ranking_chunks(c0, c1, offsets, perm, has_perm, labels, scores, score_bits,
                 order = tie_order(tie_mode, doc_mode, doc_int, perm, has_perm, base, n, known)
                 if order != 0:
                     if has_perm:
+                        rws = perm[base:base + n]
                         for i in range(n):
-                            keys[i] = scores[perm[base + i]]
+                            keys[i] = scores[np.uint64(rws[i])]
                         counted = rank_labels_sortnet_groups(k32, keys, order, lraw, n, skeys,
-                                                             stmp, lab)
+                                                             stmp, lab, tk)
                     else:
                         counted = rank_labels_sortnet_groups(k32, scores[base:base + n], order,
-                                                             lraw, n, skeys, stmp, lab)
+                                                             lraw, n, skeys, stmp, lab, tk)
                 if counted:
                     grp_ok += 1
                 else:
