@@ -240,3 +240,21 @@ def test_kernels_compiled_for_canonical_argument_types():
                     assert not ty.mutable, (kernel.py_func.__name__, name, ty)
             labels = sig[names.index("labels" if "labels" in names else "jlab")]
             assert labels.dtype in (numba.int8, numba.int64), labels
+
+
+@pytest.mark.parametrize("runs", [0, 1, 3, 63, 64, 200])
+def test_output_string_columns_equal_arrow_take(runs):
+    """The output's system and measure columns, built from their runs' bytes, equal Arrow's take
+    (non-ASCII names, empty names, few and many runs, the take fallback at >= 64 runs)."""
+    from uefast.evaluate import _measure_column, _runs_take
+    from uefast.measures import parse_measures
+
+    rng = np.random.default_rng(runs)
+    names = pa.array(["sys0", "", "système-β", "a" * 40, "x"], pa.string())
+    vals = rng.integers(0, len(names), runs)
+    idx = np.repeat(vals, rng.integers(1, 50, runs)).astype(np.int64)
+    got = _runs_take(names, idx)
+    assert got.type == pa.string() and got.equals(names.take(pa.array(idx, pa.int64())))
+    mlist = parse_measures(["nDCG@10", "AP", "P(rel=2)@5"])
+    col = _measure_column(mlist, runs)
+    assert col.to_pylist() == [str(m) for m in mlist] * runs

@@ -373,6 +373,42 @@ def _int_join_rows(qcodes: np.ndarray, r_docs: np.ndarray, qg: Grouping,
 
 
 # ----------------------------------------------------------------------------- output
+def _string_array(lens: np.ndarray, data: bytes) -> pa.Array:
+    """Arrow strings of byte lengths ``lens`` laid end to end in ``data``, offsets built with
+    NumPy (no per-row Python or gather)."""
+    off = np.zeros(len(lens) + 1, np.int64)
+    np.cumsum(lens, out=off[1:])
+    if off[-1] < 2**31:
+        return pa.StringArray.from_buffers(len(lens), pa.py_buffer(off.astype(np.int32)),
+                                           pa.py_buffer(data))
+    return pa.LargeStringArray.from_buffers(len(lens), pa.py_buffer(off),
+                                            pa.py_buffer(data)).cast(pa.string())
+
+
+def _runs_take(strings: pa.Array, idx: np.ndarray) -> pa.Array:
+    """``strings.take(idx)`` (a string column) for an index made of few runs of equal values
+    (the output's system column: one run per system), from the runs' bytes; other indexes go
+    through Arrow's take. (504,496 rows of 8 system names: 3.3 ms -> ~1 ms.)"""
+    if len(idx) == 0 or strings.null_count or not pa.types.is_string(strings.type):
+        return strings.take(pa.array(idx))
+    starts = np.flatnonzero(idx[1:] != idx[:-1]) + 1
+    if len(starts) >= 64:
+        return strings.take(pa.array(idx))
+    bounds = np.concatenate(([0], starts, [len(idx)]))
+    counts = np.diff(bounds)
+    pieces = [strings[int(v)].as_py().encode("utf-8") for v in idx[bounds[:-1]]]
+    lens = np.repeat(np.array([len(p) for p in pieces], np.int64), counts)
+    return _string_array(lens, b"".join(p * int(c) for p, c in zip(pieces, counts)))
+
+
+def _measure_column(mlist: list[Measure], rows: int) -> pa.Array:
+    """The measure names of ``rows`` consecutive rows of every measure in order, repeated
+    (``mlist`` names ``rows`` times over; 504,496 rows: 4.1 ms as an Arrow take, ~0.3 ms so)."""
+    pieces = [str(m).encode("utf-8") for m in mlist]
+    lens = np.tile(np.array([len(p) for p in pieces], np.int64), rows)
+    return _string_array(lens, b"".join(pieces) * rows)
+
+
 def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
                  settings: dict) -> pa.Table:
     nm = len(mlist)
@@ -403,13 +439,13 @@ def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
         per_row = lambda a: a[row]  # noqa: E731
     else:  # every row kept: the per-segment arrays repeated, no index gathers
         sel = slice(None)
-        m_of = np.arange(nr * nm) % nm
+        m_of = None
         per_row = lambda a: np.repeat(a, nm)  # noqa: E731
     meas = pa.array([str(m) for m in mlist], pa.string())
     columns = {
-        "system": res.systems.take(pa.array(per_row(res.sys_idx))),
+        "system": _runs_take(res.systems, per_row(res.sys_idx)),
         "qid": res.qids.take(pa.array(per_row(res.q_idx))),
-        "measure": meas.take(pa.array(m_of)),
+        "measure": meas.take(pa.array(m_of)) if m_of is not None else _measure_column(mlist, nr),
         "value": pa.array(value[sel]),
         "iub": pa.array(iub[sel]),
         "reb": pa.array(reb[sel]),
@@ -423,7 +459,7 @@ def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
         columns["qid"] = columns["qid"].cast(pa.int64())
     elif not pa.types.is_string(columns["qid"].type):
         columns["qid"] = columns["qid"].cast(pa.string())
-    res.info["output_rows"] = len(m_of)
+    res.info["output_rows"] = len(columns["value"])
     res.info["dropped_degenerate_rows"] = len(dropped)
     meta = {
         "uefast.version": __version__,
