@@ -38,7 +38,7 @@ def _bucket(x32):
 
 
 @pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 31, 32, 33, 64, 100, 128, 129, 255, 256, 257,
-                               400, 511, 512])
+                               400, 511, 512, 513, 700, 1024, 1025, 2000, 2048])
 def test_sort_keys_desc_sorts_every_network_size(n):
     rng = np.random.default_rng(n)
     for values in (rng.integers(-2**31, 2**31, n), rng.integers(-3, 3, n), np.arange(n),
@@ -46,7 +46,10 @@ def test_sort_keys_desc_sorts_every_network_size(n):
         keys = np.empty(SORTNET_MAX_N, np.int32)
         keys[:n] = values
         m = sort_keys_desc(keys, n, np.int32(-2**31), np.empty(SORTNET_MAX_N, np.int32))
-        assert m >= n and m in (16, 32, 64, 128, 256, 512) and (m == 16 or m // 2 < n)
+        if n <= 256:  # one network: n rounded up to a power of two >= 16
+            assert m >= n and m in (16, 32, 64, 128, 256) and (m == 16 or m // 2 < n)
+        else:  # 256-key blocks, merged
+            assert m == -(-n // 256) * 256
         assert keys[:n].tolist() == sorted(np.asarray(values, np.int32).tolist(), reverse=True)
 
 
@@ -59,6 +62,36 @@ _ROW = st.tuples(st.sampled_from(_POOL) | st.floats(-5, 5, allow_nan=False, widt
 @given(st.lists(_ROW, min_size=1, max_size=140) | st.lists(_ROW, min_size=250, max_size=300),
        st.booleans())
 def test_network_ranks_exactly_or_declines_for_the_stated_reasons(rows, big_label):
+    _check_network(rows, big_label)
+
+
+def _long_rows(seed, n, tied):
+    """n rows (score, label) drawn by NumPy from ``seed`` (Hypothesis draws the seed: lists of
+    this length exceed its entropy budget): scores from the collision pool, a few tied values,
+    float32-representable and arbitrary doubles, mixed in proportions that vary by seed, so
+    that some segments are taken and some declined."""
+    rng = np.random.default_rng(seed)
+    # kinds: the collision pool, a grid of well-separated (tied) values, float32 values, doubles
+    mixes = ([0.0, 0.0, 0.5, 0.5], [0.002, 0.0, 0.499, 0.499], [0.3, 0.0, 0.35, 0.35])
+    if tied:
+        mixes += ([0.0, 1.0, 0.0, 0.0], [0.002, 0.9, 0.0, 0.098])
+    kind = rng.choice(4, n, p=mixes[rng.integers(len(mixes))])
+    pool = np.array(_POOL + ([-1.0, 0.0, 1.0, 2.5] if tied else []), np.float64)
+    scores = np.select([kind == 0, kind == 1, kind == 2],
+                       [rng.choice(pool, n), rng.integers(-20, 20, n) * 0.5,
+                        rng.uniform(-5, 5, n).astype(np.float32)], rng.uniform(-1e6, 1e6, n))
+    labels = rng.integers(-1 if tied else -2, 5 if tied else SORTNET_LABEL_MAX + 1, n)
+    return list(zip(scores.tolist(), labels.tolist()))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(500, 1100), st.booleans())
+def test_network_on_long_segments_ranks_exactly_or_declines(seed, n, big_label):
+    """Segments longer than one 256-key block: network-sorted blocks, merged."""
+    _check_network(_long_rows(seed, n, tied=False), big_label)
+
+
+def _check_network(rows, big_label):
     scores = np.array([r[0] for r in rows], np.float64)
     labels = np.array([r[1] for r in rows], np.int64)
     if big_label:
@@ -193,7 +226,17 @@ def test_group_network_ranks_exactly_or_declines_for_the_stated_reasons(rows, or
     """The int32 tie-group network gives exactly the float64 ranking with ties in position order
     (``order`` 1) or reverse position order (-1), or declines -- only when some bucket of 2^s
     consecutive float32 values (s: the bits of a position) holds two different doubles, when
-    ``order`` is 0, or for a segment longer than 512."""
+    ``order`` is 0, or for a segment longer than SORTNET_MAX_N."""
+    _check_group_network(rows, order)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(500, 1100), st.sampled_from([1, -1]))
+def test_group_network_on_long_segments_ranks_exactly_or_declines(seed, n, order):
+    _check_group_network(_long_rows(seed, n, tied=True), order)
+
+
+def _check_group_network(rows, order):
     scores = np.array([r[0] for r in rows], np.float64)
     lraw = np.maximum(np.array([r[1] for r in rows], np.int64), 0)
     n = len(rows)
@@ -217,16 +260,20 @@ def test_group_network_accepts_ties_and_declines_shared_buckets():
     """Both outcomes on fixed inputs (so the property test above is not vacuous): exact ties
     (with -0 and +0 one score) are ranked, in either tie direction; 1 and 1 + 2^-40 (one float32)
     and 1 and its float32 successor (one bucket, two scores) are declined, as is a NaN score."""
+    keys = np.empty(SORTNET_MAX_N, np.int32)
+    for reps in (5, 125, SORTNET_MAX_N // 8):  # one network, merged blocks, the longest segment
+        tied = np.array([2.0, 1.0, 0.0, 1.0, -0.0, 0.5, 2.0, 0.0] * reps)
+        n = tied.size
+        lraw = np.arange(n, dtype=np.int64) % 5
+        for order in (1, -1):
+            lab = np.empty(n, np.int64)
+            assert rank_labels_sortnet_groups(tied.astype(np.float32), tied, order, lraw, n,
+                                              keys, np.empty_like(keys), lab, np.empty(n))
+            ranking = sorted(range(n), key=lambda i: (-tied[i], order * i))
+            assert lab.tolist() == lraw[ranking].tolist()
     base = np.array([2.0, 1.0, 0.0, 1.0, -0.0, 0.5, 2.0, 0.0] * 5)
     n = base.size
     lraw = np.arange(n, dtype=np.int64) % 5
-    keys = np.empty(SORTNET_MAX_N, np.int32)
-    for order in (1, -1):
-        lab = np.empty(n, np.int64)
-        assert rank_labels_sortnet_groups(base.astype(np.float32), base, order, lraw, n, keys,
-                                          np.empty_like(keys), lab, np.empty(n))
-        ranking = sorted(range(n), key=lambda i: (-base[i], order * i))
-        assert lab.tolist() == lraw[ranking].tolist()
     close = [1.0 + 2.0 ** -40, float(np.nextafter(np.float32(1.0), np.float32(2.0))), np.nan]
     for x in close:
         s = base.copy()

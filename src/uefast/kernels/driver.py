@@ -328,7 +328,8 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
     told from float32 collisions by a fingerprint of the float64 bits, ties broken by position
     or same-width integer docid), then in float64; all paths give the same result. A chunk stops
     trying plain float32 while it mostly declines (a tied system), retrying every 16th segment.
-    With ``sortnet`` 1 (and no top-k ranking), a segment of at most 512 documents with enough
+    With ``sortnet`` 1 (and no top-k ranking), a segment of at most
+    :data:`~uefast.kernels.sortnet.SORTNET_MAX_N` (2,048) documents with enough
     positive labels (:func:`~uefast.kernels.sortnet.sortnet_pays`) is first offered to a bitonic
     sorting network on packed float32-score/label keys
     (:func:`~uefast.kernels.sortnet.rank_labels_sortnet`), which declines any segment it cannot

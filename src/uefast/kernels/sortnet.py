@@ -1,4 +1,4 @@
-"""Ranking one segment (up to 512 documents) with a bitonic sorting network over packed integer
+"""Ranking one segment (up to 2,048 documents) with bitonic sorting networks over packed integer
 keys, when that is exact; otherwise the routine declines and the caller counts instead.
 
 Each document becomes one int32 ``key = (ord(score32) & ~7) | label``: ``ord`` maps the float32
@@ -6,8 +6,8 @@ score to a signed integer of the same order (``u ^ ((u >> 31) & 0x7FFFFFFF)`` on
 -0 is made +0), and the label (0..7; every label <= 0 counts as 0, as everywhere in ranking) takes
 the low 3 bits. The keys are sorted descending by Batcher's bitonic network (K. E. Batcher,
 "Sorting networks and their applications", AFIPS 1968): 16 keys per vector, min/max and constant
-shuffles only, no branches, fully unrolled for 16 ... 256 keys (1 ... 16 vectors); segments of
-257-512 documents are sorted in two such blocks, then merged. The position of a key is then its
+shuffles only, no branches, fully unrolled for 16 ... 256 keys (1 ... 16 vectors); longer
+segments (257-2,048 documents) are sorted in such blocks, then merged. The position of a key is then its
 rank and its low 3 bits its label.
 
 Exactness: two documents are ordered by their keys' upper 29 bits, i.e. by their float32 scores
@@ -50,8 +50,11 @@ __all__ = ["SORTNET_MAX_N", "SORTNET_LABEL_MAX", "SORTNET_TIES_MAX_N", "sort_key
            "rank_labels_sortnet", "sortnet_pays", "SORTNET_TB_MAX",
            "sortnet_ties_pays", "rank_labels_sortnet_ties", "rank_labels_sortnet_groups"]
 
-#: Longest segment the network sorts (32 vectors of 16 keys).
-SORTNET_MAX_N = 512
+#: Longest segment the int32 networks rank (256-key blocks, merged). Was 512: raising it took the
+#: MSLR-shaped benchmark's 110 segments of 513-1,210 documents from float32 counting (O(n N+)) to
+#: the networks, 1.9 -> 0.9 ms of an untied system's ranking and 6.8 -> 4.6 ms of a tied one's
+#: (single thread).
+SORTNET_MAX_N = 2048
 #: Largest label a key can carry (3 bits).
 SORTNET_LABEL_MAX = 7
 _PAD = np.int32(-2147483648)  # below every key of a non-NaN score
@@ -185,9 +188,9 @@ def _merge_desc(src, lo, mid, hi, dst):
 
 @_jit
 def sort_keys_desc(keys, n, pad, tmp):
-    """Sort ``keys[0:n]`` (int32 or int64, n <= 512) descending: by one network when n fits one
+    """Sort ``keys[0:n]`` (int32 or int64) descending: by one network when n fits one
     block (:data:`NET_MAX_32` / :data:`NET_MAX_64` keys), else by network-sorted blocks merged
-    bottom-up through ``tmp`` (same dtype, length >= 512). ``keys[n:m]`` are set to ``pad``
+    bottom-up through ``tmp`` (same dtype, length >= n rounded up to whole blocks). ``keys[n:m]`` are set to ``pad``
     first (the dtype's smallest value; m = n rounded up to a power of two >= 16, or to whole
     blocks; ``keys`` must have room for m). Returns m."""
     block = NET_MAX_32 if keys.itemsize == 4 else NET_MAX_64
@@ -225,7 +228,8 @@ def sortnet_pays(n, npos):
     to be cheaper than float32 counting: N+ at least 8 (up to 32 documents), 10 (128), 14 (256)
     or 48 (512: two blocks and a merge), the break-even points measured on random segments
     (AVX-512 host: a 128-key network ~0.19 us, 256 keys ~0.39 us, 512 keys as blocks ~2-3 us;
-    counting ~0.1 ns per document pair)."""
+    counting ~0.1 ns per document pair); beyond 512 documents, N+ >= n / 16 (each doubling adds
+    a merge level, ~2 ns per key, against counting's n N+ * 0.1 ns)."""
     if n > SORTNET_MAX_N or n < 2:
         return False
     if n <= 32:
@@ -234,7 +238,7 @@ def sortnet_pays(n, npos):
         return npos >= 10
     if n <= 256:
         return npos >= 14
-    return npos >= 48
+    return npos >= max(48, n // 16)
 
 
 @_jit
@@ -244,7 +248,7 @@ def rank_labels_sortnet(k32, lraw, n, keys, tmp, lab):
     (a tie, or too close), or n > :data:`SORTNET_MAX_N`.
 
     ``k32[0:n]`` float32 scores, ``lraw[0:n]`` labels clamped at 0; ``keys``, ``tmp`` int32
-    scratch of length >= 512. On success ``lab[r]`` is the label of the document ranked r
+    scratch of length >= :data:`SORTNET_MAX_N`. On success ``lab[r]`` is the label of the document ranked r
     (0-based)."""
     if n > SORTNET_MAX_N:
         return False
@@ -346,10 +350,10 @@ def rank_labels_sortnet_groups(k32, scores, order, lraw, n, skeys, stmp, lab, sv
 
     Half the key width of :func:`rank_labels_sortnet_ties` (16 keys per vector instead of 8), no
     fingerprints or tie-break keys to prepare, no branches. ``k32`` float32 scores, ``lraw``
-    labels clamped at 0, ``skeys``/``stmp`` int32 scratch of length >= 512, ``sv`` float64
-    scratch of length >= n (the scores in rank order: each document's score and label are fetched
-    once, by unsigned position, then neighbours are compared in a vectorised pass; two fetches per
-    neighbour pair ran ~20% slower). False also for a NaN score, ``order`` 0 or
+    labels clamped at 0, ``skeys``/``stmp`` int32 scratch of length >= :data:`SORTNET_MAX_N`,
+    ``sv`` float64 scratch of length >= n (the scores in rank order: each document's score and
+    label are fetched once, by unsigned position, then neighbours are compared in a vectorised
+    pass; two fetches per neighbour pair ran ~20% slower). False also for a NaN score, ``order`` 0 or
     n > :data:`SORTNET_MAX_N`; ``lab`` is then unspecified."""
     if n > SORTNET_MAX_N or order == 0:
         return False
