@@ -123,3 +123,17 @@ def test_float32_ties_in_9_0_8():
     qrels = pa.table({"qid": ["1", "1"], "docid": ["a", "b"], "label": [1, 0]})
     assert evaluate_trec(run, qrels, ["P.1"]).slots[0].summary == 1.0
     assert evaluate_trec(run, qrels, ["P.1"], version="9.0.8").slots[0].summary == 0.0
+
+
+def test_trec_eval_command_does_not_import_pandas(files):
+    """`uefast trec_eval` (text output) builds its Arrow arrays from buffers: pyarrow imports
+    pandas (~0.3 s of every call) as soon as pa.array() sees Python or NumPy values."""
+    import subprocess
+    import sys
+
+    qrels, run = files
+    code = ("import sys; from uefast.cli import main; "
+            f"rc = main(['trec_eval', '-q', '-m', 'all_trec', {str(qrels)!r}, {str(run)!r}]); "
+            "print(rc, 'pandas' in sys.modules, file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stderr.split()[-2:] == ["0", "False"], out.stderr
