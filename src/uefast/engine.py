@@ -26,9 +26,9 @@ from uefast.inputs import (
     DocIds,
     first_nan,
     key_kind,
-    readonly,
     string_buffers,
 )
+from uefast.inputs import kernel_array as _ro
 from uefast.kernels.driver import judged_pass, n_chunks, ranking_pass
 from uefast.kernels.grouping import counting_sort, find_duplicate, run_starts_bytes, run_starts_int
 from uefast.kernels.metrics import K_AP, K_DCG, K_ERR, K_NDCG, K_P, K_R, K_RBP, K_RR, K_SP
@@ -85,14 +85,6 @@ class Grouping:
 
 
 _NO_PERM = np.zeros(1, np.int64)
-
-
-def _ro(a: np.ndarray, dtype=None) -> np.ndarray:
-    """``a`` (cast to ``dtype`` if given) as a read-only, C-contiguous view: every array handed to
-    the kernels is, so that each kernel is compiled (and cached on disk) for one signature per
-    label dtype instead of one per combination of writable / read-only / int32 / int64 inputs
-    (measured: 11 compiled variants of the ranking pass after the test suite, ~20-40 s each)."""
-    return readonly(np.ascontiguousarray(a, dtype=dtype))
 
 
 def _kernel_docs(docs: DocIds, ties: str) -> DocIds:

@@ -26,10 +26,12 @@ from uefast.inputs import (
     check_same_kind,
     column,
     docids,
+    kernel_array,
     label_array,
     readonly,
     score_array,
     score_nan_error,
+    string_array,
     to_arrow,
 )
 from uefast.kernels.driver import n_chunks
@@ -352,7 +354,7 @@ def _string_join_rows(qcodes: np.ndarray, r_docs: DocIds, qg: Grouping,
     qe = q_docs.offsets[rows + 1].astype(np.int64)
     tab, soff, _ = build_topic_tables(qg.offsets, q_data, qs, qe)  # repeats: refused before
     r_off, r_data = r_docs.offsets.astype(np.int64), readonly(r_docs.data)
-    qcodes = readonly(np.ascontiguousarray(qcodes, np.int64))
+    qcodes = kernel_array(qcodes, np.int64)
     with KERNEL_LOCK:
         hit = probe_topic_rows_parallel(qcodes, r_data, r_off[:-1], r_off[1:], tab, soff, q_data,
                                         qs, qe, n_chunks(len(qcodes) // 1024 + 1))
@@ -364,8 +366,7 @@ def _int_join_rows(qcodes: np.ndarray, r_docs: np.ndarray, qg: Grouping,
     """Qrels row judging each run row's (qrels topic ``qcodes[i]``, integer docid), else -1: one
     hash table keyed by (topic, docid) over the qrels rows (:mod:`uefast.kernels.join`)."""
     q_codes = readonly(_codes(qg, len(q_docs)))
-    q_docs, qcodes, r_docs = (readonly(np.ascontiguousarray(a, np.int64))
-                              for a in (q_docs, qcodes, r_docs))
+    q_docs, qcodes, r_docs = (kernel_array(a, np.int64) for a in (q_docs, qcodes, r_docs))
     slots = pair_table(q_codes, q_docs)
     with KERNEL_LOCK:
         return probe_pairs(slots, q_codes, q_docs, qcodes, r_docs,
@@ -378,11 +379,7 @@ def _string_array(lens: np.ndarray, data: bytes) -> pa.Array:
     NumPy (no per-row Python or gather)."""
     off = np.zeros(len(lens) + 1, np.int64)
     np.cumsum(lens, out=off[1:])
-    if off[-1] < 2**31:
-        return pa.StringArray.from_buffers(len(lens), pa.py_buffer(off.astype(np.int32)),
-                                           pa.py_buffer(data))
-    return pa.LargeStringArray.from_buffers(len(lens), pa.py_buffer(off),
-                                            pa.py_buffer(data)).cast(pa.string())
+    return string_array(off, data)
 
 
 def _runs_take(strings: pa.Array, idx: np.ndarray) -> pa.Array:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from uefast.inputs import readonly
+from uefast.inputs import kernel_array
 
 __all__ = ["ue_scores", "degenerate_mask", "DEGENERATE_POLICIES"]
 
@@ -55,7 +55,7 @@ def ue_scores(value: np.ndarray, iub: np.ndarray, reb: np.ndarray,
     removes the rows)."""
     a, iub, reb = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (value, iub, reb)))
     shape = a.shape
-    a, iub, reb = (readonly(np.ascontiguousarray(x).reshape(-1)) for x in (a, iub, reb))
+    a, iub, reb = (kernel_array(x).reshape(-1) for x in (a, iub, reb))
     v1 = np.empty(a.size)
     v2 = np.empty(a.size)
     _ue_pass(a, iub, reb, degenerate == "nan", v1, v2)

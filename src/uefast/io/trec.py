@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
+from uefast.inputs import string_array
 from uefast.io import _fast
 from uefast.io._fast import usable_cpus
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
@@ -86,10 +87,7 @@ def _check_unique(code: np.ndarray, qid: pa.Array, doc: pa.Array, p: _Parsed, wh
 def _ascii_strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
     """Arrow strings of byte ranges already known to be ASCII (no UTF-8 validation needed)."""
     data, offsets = _gather(buf, starts, ends)
-    n = starts.size
-    if offsets[-1] < 2**31 - 1:
-        return pa.StringArray.from_buffers(n, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
-    return pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data)).cast(pa.string())
+    return string_array(offsets, data)
 
 
 def _read_run_fast(path: PathLike, sysname, extra_columns: str) -> pa.Table | None:

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
-from uefast.inputs import readonly
+from uefast.inputs import readonly, string_array
 from uefast.io import _fast
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
 from uefast.io._topics import ranked_rel
@@ -106,8 +106,7 @@ class QrelsIndex:
                                                t_data, t_start, t_end, _fast._cap(nq))
         # from the buffers: pa.array() of Python or NumPy values makes pyarrow import pandas
         # (~0.3 s of a `uefast trec_eval` call)
-        qids = pa.StringArray.from_buffers(
-            nq, pa.py_buffer(np.concatenate(([0], t_end)).astype(np.int32)), pa.py_buffer(t_data))
+        qids = string_array(np.concatenate(([0], t_end)), t_data)
         qids.validate(full=True)  # UTF-8, as the decode it replaces checked
         return cls(qids, rl.astype(np.int64), qc[perm], label[perm], g_data, g_s, g_e, table, soff,
                    t_data, t_start, t_end, t_slots, t_keys)
