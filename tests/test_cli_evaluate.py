@@ -93,3 +93,22 @@ def test_first_use_notice_only_on_a_terminal_and_once(tty):
         g = numba.njit(lambda x: x * 2)
         assert f(1) == 2 and g(2) == 4
     assert stream.getvalue() == (FIRST_USE_NOTICE + "\n" if tty else "")
+
+
+def test_backend_cuda(capsys, monkeypatch):
+    """--backend cuda: the same output as the CPU (emulated here); without a GPU, exit 2 with
+    one line naming the reason."""
+    import uefast.gpu.ranking as gpu_ranking
+
+    assert main(["evaluate", "--format", "tsv", "--per-query"]) == 0
+    cpu = capsys.readouterr().out
+    monkeypatch.setenv(gpu_ranking.EMULATE_ENV, "1")
+    assert main(["evaluate", "--format", "tsv", "--per-query", "--backend", "cuda"]) == 0
+    emulated = capsys.readouterr().out
+    assert emulated == cpu
+    monkeypatch.delenv(gpu_ranking.EMULATE_ENV)
+    if gpu_ranking._device_reason() is None:
+        return  # a real GPU: nothing to refuse
+    assert main(["evaluate", "--backend", "cuda"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "cuda" in err and "cannot run here" in err and len(err.splitlines()) == 1

@@ -251,7 +251,7 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
                 scores: np.ndarray, qref: np.ndarray, ties: str, docs: DocIds,
                 plan: MeasurePlan, judged: JudgedStats,
                 nan_error: Callable[[int], Exception] | None = None,
-                doc_rising: np.ndarray | None = None) -> np.ndarray:
+                doc_rising: np.ndarray | None = None, backend: str = "cpu") -> np.ndarray:
     """Values ``[n_segments, n_measures]`` of every measure on every ranked segment.
 
     ``doc_rising``: per segment, 1 where its integer docids are known to rise strictly with
@@ -259,14 +259,25 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
     read of the docids to find the order of tied scores. None: found where needed.
     The kernel counts NaN scores as it reads them (NaN has no rank): with ``nan_error`` given,
     ``nan_error(first NaN row)`` is raised when there is one (callers that evaluate every row
-    skip their own pass over the scores); without it the caller must have checked."""
+    skip their own pass over the scores); without it the caller must have checked.
+    ``backend="cuda"``: ranked on an NVIDIA GPU (:mod:`uefast.gpu`), same values."""
     nseg = len(offsets) - 1
-    out = np.zeros((nseg, len(plan.measures)))
     tabs = tables(max(_max_group(offsets), plan.max_cutoff, 1))
-    nch = n_chunks(nseg)
-    nan = np.zeros(nch, np.int64)
     scores = _ro(scores, np.float64)
     kd = _kernel_docs(docs, ties)
+    if backend == "cuda":
+        from uefast.gpu import rank_values_cuda
+
+        out, nan = rank_values_cuda(
+            offsets, perm, has_perm, labels, scores, qref, TIE_MODES[ties], kd.mode, kd.ints,
+            kd.offsets, kd.data, (plan.kinds, plan.ks, plan.gtypes, plan.rels, plan.fparams,
+                                  plan.norms), judged.nrel, judged.idcg, tabs)
+        if nan_error is not None and nan.any():
+            raise nan_error(first_nan(scores))
+        return out
+    out = np.zeros((nseg, len(plan.measures)))
+    nch = n_chunks(nseg)
+    nan = np.zeros(nch, np.int64)
     with KERNEL_LOCK:
         ranking_pass(_ro(offsets, np.int64), _ro(perm, np.int64), has_perm, _ro(labels), scores,
                      scores.view(np.int64), _ro(qref, np.int64), TIE_MODES[ties], kd.mode,

@@ -49,6 +49,7 @@ _TIES = ("trec_eval", "input", "expected")
 _REB = ("exact", "paper")
 _QUERIES = ("intersect", "qrels")
 _NEGATIVE = ("clamp", "error")
+_BACKENDS = ("cpu", "cuda")
 
 
 @dataclass
@@ -91,6 +92,7 @@ def evaluate(
     label: str = "label",
     score: str = "score",
     system: str = "system",
+    backend: str = "cpu",
 ) -> pa.Table:
     """Evaluate every system on every query for every measure, with IUB, REB and UE V1/V2.
 
@@ -132,6 +134,10 @@ def evaluate(
     negative_labels
         ``"clamp"``: labels < 0 count as 0 (judged non-relevant, trec_eval's reading);
         ``"error"``: reject them.
+    backend
+        ``"cpu"`` (default): the Numba CPU engine. ``"cuda"``: rank and score every segment on an
+        NVIDIA GPU (:mod:`uefast.gpu`; needs the ``gpu`` extra), one thread per (system, query),
+        with the same measure routines; grouping, IUB and REB stay on the CPU. Same values.
 
     Returns
     -------
@@ -145,11 +151,22 @@ def evaluate(
     _check_choice("degenerate", degenerate, DEGENERATE_POLICIES)
     _check_choice("queries", queries, _QUERIES)
     _check_choice("negative_labels", negative_labels, _NEGATIVE)
+    _check_choice("backend", backend, _BACKENDS)
     if isinstance(rel_level, bool) or not isinstance(rel_level, (int, np.integer)) or rel_level < 1:
         raise InputError(f"`rel_level` must be an integer >= 1, got {rel_level!r}")
     from uefast.streaming import evaluate_stream, is_streaming_source
 
+    if backend == "cuda":
+        from uefast.gpu import cuda_unavailable_reason
+
+        reason = cuda_unavailable_reason()
+        if reason is not None:
+            raise InputError(f"`backend`='cuda' cannot run here: {reason}")
     if queries == "intersect" and is_streaming_source(run):
+        if backend != "cpu":
+            raise InputError(f"`backend`={backend!r} does not take streamed input (a "
+                             "RecordBatchReader, batch iterator, dataset or Parquet file > 1 GiB);"
+                             " read it into a pyarrow.Table first, or use backend='cpu'")
         # RecordBatchReader, batch iterator, Parquet dataset or a Parquet file > 1 GiB: stream it
         # query by query with bounded memory (identical results; uefast.streaming).
         return evaluate_stream(run, qrels, measures, ue=ue, ties=ties, reb=reb,
@@ -161,19 +178,19 @@ def evaluate(
     settings = dict(measures=[str(m) for m in mlist], ue=ue, ties=ties, reb=reb,
                     degenerate=degenerate, rel_level=int(rel_level), queries=queries,
                     negative_labels=negative_labels, columns=names,
-                    style="letor" if qrels is None else "trec")
+                    style="letor" if qrels is None else "trec", backend=backend)
     run_t = to_arrow(run, "run")
     if run_t.num_rows == 0:
         raise InputError("run: the input has no rows")
     if qrels is None:
         res = _evaluate_letor(run_t, mlist, ties, reb, int(rel_level), negative_labels,
-                              score_columns, names)
+                              score_columns, names, backend)
     else:
         qrels_t = to_arrow(qrels, "qrels")
         if qrels_t.num_rows == 0:
             raise InputError("qrels: the input has no rows")
         res = _evaluate_trec(run_t, qrels_t, mlist, ties, reb, int(rel_level), queries,
-                             negative_labels, names)
+                             negative_labels, names, backend)
     settings["score_columns"] = res.info.pop("score_columns", None)
     return _build_table(res, mlist, ue, degenerate, settings)
 
@@ -196,7 +213,8 @@ def _letor_score_columns(t: pa.Table, score_columns, names) -> list[str]:
     return cols
 
 
-def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, names) -> _Result:
+def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, names,
+                    backend="cpu") -> _Result:
     what = "run"
     qid_arr = column(t, names["qid"], what)
     labels = label_array(column(t, names["label"], what), names["label"], what, negative)
@@ -219,7 +237,8 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         scores = score_array(column(t, cols[0], what), cols[0], what, check_nan=False)
         qref = np.arange(g.n_groups, dtype=np.int64)
         vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
-                           judged, nan_error=score_nan_error(cols[0], what), doc_rising=rising)
+                           judged, nan_error=score_nan_error(cols[0], what), doc_rising=rising,
+                           backend=backend)
         sizes = np.diff(g.offsets)
         keep = np.flatnonzero(sizes > 0)
         info["missing_system_queries"] = int(ns * nq - len(keep))
@@ -239,7 +258,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         vals[s * nq:(s + 1) * nq] = rank_values(g.offsets, g.perm, g.has_perm, labels, scores,
                                                 qref, ties, docs, plan, judged,
                                                 nan_error=score_nan_error(c, what),
-                                                doc_rising=rising)
+                                                doc_rising=rising, backend=backend)
     info["rows_evaluated"] = t.num_rows
     ns = len(cols)
     sizes = np.diff(g.offsets)
@@ -277,7 +296,8 @@ def _check_duplicates(g: Grouping, docs, doc_arr, docid_name: str, what: str,
 
 
 # ----------------------------------------------------------------------------- TREC style
-def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negative, names) -> _Result:
+def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negative, names,
+                   backend="cpu") -> _Result:
     qn, dn = names["qid"], names["docid"]
     r_qid, r_doc = column(run_t, qn, "run"), column(run_t, dn, "run")
     q_qid, q_doc = column(qrels_t, qn, "qrels"), column(qrels_t, dn, "qrels")
@@ -325,7 +345,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     scores = score_array(column(run_t, names["score"], "run"), names["score"], "run")
     qref = np.tile(np.arange(nq, dtype=np.int64), ns)
     vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
-                       judged, doc_rising=rising)
+                       judged, doc_rising=rising, backend=backend)
     sizes = np.diff(g.offsets)
     keep = np.flatnonzero(sizes > 0) if queries == "intersect" else np.arange(ns * nq)
     q_of = keep % nq

@@ -42,6 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-ue", dest="ue", action="store_false", help="skip UE V1/V2")
     p.add_argument("--ties", choices=["trec_eval", "input", "expected"], default="trec_eval")
     p.add_argument("--reb", choices=["exact", "paper"], default="exact")
+    p.add_argument("--backend", choices=["cpu", "cuda"], default="cpu",
+                   help="cuda: rank on an NVIDIA GPU (needs the gpu extra); same values")
     p.add_argument("--degenerate", choices=["zero", "nan", "drop"], default="zero")
     p.add_argument("--rel-level", type=int, default=1, help="relevance threshold (label >= N)")
     p.add_argument("--queries", choices=["intersect", "qrels"], default="intersect",
@@ -123,7 +125,7 @@ def run(args) -> int:
     table, qrels, kw, source = _load(args)
     res = uefast.evaluate(table, qrels, args.measures, ue=args.ue, ties=args.ties, reb=args.reb,
                           degenerate=args.degenerate, rel_level=args.rel_level,
-                          queries=args.queries, **kw)
+                          queries=args.queries, backend=args.backend, **kw)
     means = uefast.aggregate(res)
     out = open(args.output, "w") if args.output and args.format != "parquet" else sys.stdout
     try:
@@ -173,6 +175,9 @@ def _run_streaming(args) -> int:
     from uefast.errors import InputError
     from uefast.streaming import evaluate_stream
 
+    if args.backend != "cpu":
+        raise InputError(f"--backend {args.backend}: streamed input (Parquet over the size "
+                         "threshold) is evaluated on the CPU only")
     qrels = None
     if args.qrels:
         from uefast.io import read_qrels

@@ -27,9 +27,7 @@ from uefast.kernels.metrics import (
     K_RBP,
     gain,
     measure_iub,
-    measure_plain,
     measure_reb,
-    measure_tied,
     paper_reb,
 )
 from uefast.kernels.counting import (
@@ -52,6 +50,7 @@ from uefast.kernels.sortnet import (
     sortnet_pays,
     sortnet_ties_pays,
 )
+from uefast.kernels.segment import segment_measures
 from uefast.kernels.threads import run_chunks
 
 __all__ = ["judged_pass", "ranking_pass", "n_chunks"]
@@ -361,7 +360,6 @@ def _ranking_chunks(c0, c1, offsets, perm, has_perm, labels, scores, score_bits,
                     doc_rising, out, nan_out):
     """:func:`ranking_pass` over chunks ``c0 .. c1 - 1`` (of ``nchunks``)."""
     nseg = offsets.shape[0] - 1
-    nm = kinds.shape[0]
     for c in range(c0, c1):
         s0 = nseg * c // nchunks
         s1 = nseg * (c + 1) // nchunks
@@ -475,19 +473,5 @@ def _ranking_chunks(c0, c1, offsets, perm, has_perm, labels, scores, score_bits,
             ng = 0
             if tie_mode == TIE_EXPECTED:
                 ng = tie_groups(keys, n, gend)
-            for m in range(nm):
-                kind = kinds[m]
-                nrel = nrel_q[q, m]
-                if n == 0:
-                    out[g, m] = 0.0
-                    continue
-                if tie_mode == TIE_EXPECTED:
-                    v = measure_tied(kind, lab, gend, ng, n, ks[m], gtypes[m], rels[m],
-                                     fparams[m], norms[m], nrel, tabs, scratch)
-                else:
-                    v = measure_plain(kind, lab, n, ks[m], gtypes[m], rels[m], fparams[m],
-                                      norms[m], nrel, tabs, pidx)
-                if kind == K_NDCG:
-                    d = idcg_q[q, m]
-                    v = v / d if d > 0.0 else 0.0
-                out[g, m] = v
+            segment_measures(g, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, fparams,
+                             norms, nrel_q, idcg_q, tabs, pidx, scratch, out)

@@ -19,7 +19,7 @@ import numba as nb
 import numpy as np
 
 __all__ = ["TIE_INPUT", "TIE_DOCID", "TIE_EXPECTED", "DOC_NONE", "DOC_BYTES", "DOC_INT",
-           "docid_compare", "sort_segment", "rank_segment", "tie_groups", "quicksort_desc"]
+           "docid_compare", "rank_before", "sort_segment", "rank_segment", "tie_groups", "quicksort_desc"]
 
 TIE_INPUT, TIE_DOCID, TIE_EXPECTED = 0, 1, 2
 DOC_NONE, DOC_BYTES, DOC_INT = 0, 1, 2
@@ -93,7 +93,7 @@ def docid_compare(ra, rb, doc_mode, doc_int, doc_off, doc_data):
 
 
 @_jit
-def _before(ka, ia, kb, ib, tie_mode, rows, doc_mode, doc_int, doc_off, doc_data):
+def rank_before(ka, ia, kb, ib, tie_mode, rows, doc_mode, doc_int, doc_off, doc_data):
     """True if (score ka, local index ia) ranks strictly before (kb, ib)."""
     if ka > kb:
         return True
@@ -120,7 +120,7 @@ def sort_segment(keys, idx, tk, ti, n, tie_mode, rows, doc_mode, doc_int, doc_of
             kv = keys[i]
             iv = idx[i]
             j = i - 1
-            while j >= s and _before(kv, iv, keys[j], idx[j], tie_mode, rows, doc_mode,
+            while j >= s and rank_before(kv, iv, keys[j], idx[j], tie_mode, rows, doc_mode,
                                      doc_int, doc_off, doc_data):
                 keys[j + 1] = keys[j]
                 idx[j + 1] = idx[j]
@@ -144,8 +144,8 @@ def sort_segment(keys, idx, tk, ti, n, tie_mode, rows, doc_mode, doc_int, doc_of
             o = lo
             while a < mid and b < hi:
                 # take from the right run only if it ranks strictly before (stability)
-                if _before(sk[b], si[b], sk[a], si[a], tie_mode, rows, doc_mode,
-                           doc_int, doc_off, doc_data):
+                if rank_before(sk[b], si[b], sk[a], si[a], tie_mode, rows, doc_mode,
+                               doc_int, doc_off, doc_data):
                     dk[o] = sk[b]
                     di[o] = si[b]
                     b += 1

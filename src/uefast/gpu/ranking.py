@@ -1,0 +1,265 @@
+"""The ranking pass on an NVIDIA GPU (numba-cuda).
+
+Host side: copy the grouping, labels, scores, docids (for trec_eval's tie order) and the judged
+pass's Np and IDCG to the device, launch, copy the values back.
+
+By default every segment (one system's ranking of one query) is ranked by one thread with the CPU
+engine's exact quicksort in device memory (the ``threads`` kernel,
+:func:`uefast.kernels.segment.segment_values`; 64 bytes of scratch per input row, 1 KiB per
+segment): the kernel that has run on a GPU (an H100). With ``UEFAST_CUDA_NET_MAX=N`` (N <= 1,024)
+a segment of at most N documents is ranked by one thread block instead (the ``network`` kernel):
+Batcher's bitonic network over (score, position) pairs in shared memory, compare-exchanges in the
+tie policy's order (:func:`uefast.kernels.segment.net_step`), then one thread computes every
+measure (:func:`uefast.kernels.segment.ranked_measures`); its logic is tested emulated, its GPU
+launch has not run on hardware yet.
+
+Every routine is the CPU engine's ``@njit`` code compiled by Numba for the GPU. Values equal the
+CPU backend's up to floating-point contraction (the GPU may fuse a*b+c) and, with
+``ties="expected"``, the order of additions inside a tie group: the tests allow 1e-12.
+
+With ``UEFAST_CUDA_EMULATE=1`` the same host code runs, and the same per-segment routines are
+called by CPU loops (:func:`_emulated_network`: the network's stages slot after slot;
+:func:`_emulated_threads`) instead of the two GPU launches.
+"""
+from __future__ import annotations
+
+import functools
+import os
+
+import numba as nb
+import numpy as np
+
+from uefast.kernels.segment import (
+    STACK_LEN,
+    net_load,
+    net_size,
+    net_step,
+    rank_by_network,
+    ranked_measures,
+    segment_values,
+)
+
+__all__ = ["EMULATE_ENV", "cuda_available", "cuda_unavailable_reason", "rank_values_cuda"]
+
+#: Environment variable: "1" runs the CUDA backend's per-segment body on the CPU (tests, debugging).
+EMULATE_ENV = "UEFAST_CUDA_EMULATE"
+_THREADS_PER_BLOCK = 128
+#: Shared-memory slots of the ``network`` kernel (5 arrays of 8-byte values: 40 KiB a block).
+NET_SLOTS = 1024
+_NET_SLOTS_1 = NET_SLOTS + 1  # a shared array's length must be a constant, not an expression
+#: Longest segment ranked by a block's network (at most :data:`NET_SLOTS`); longer ones take the
+#: one-thread quicksort. Default 0 (every segment by the one-thread kernel, the only one that has
+#: run on a GPU so far: an H100, values equal to the CPU's within 2e-15); the environment variable
+#: ``UEFAST_CUDA_NET_MAX`` (e.g. 1024) turns the network kernel on. Its logic is tested emulated
+#: (the tests set this to 8 and 1024), its GPU launch has not run on hardware yet.
+NET_MAX: int | None = None  # None: from UEFAST_CUDA_NET_MAX at each call (unset: 0)
+NET_MAX_ENV = "UEFAST_CUDA_NET_MAX"
+
+
+def _net_max() -> int:
+    if NET_MAX is not None:
+        return min(int(NET_MAX), NET_SLOTS)
+    raw = os.environ.get(NET_MAX_ENV, "0")
+    try:
+        v = int(raw)
+    except ValueError:
+        v = -1
+    if v < 0:
+        raise ValueError(f"environment variable {NET_MAX_ENV} must be an integer >= 0, got {raw!r}")
+    return min(v, NET_SLOTS)
+_NET_THREADS = 128
+
+
+def _emulating() -> bool:
+    return os.environ.get(EMULATE_ENV, "") == "1"
+
+
+def cuda_unavailable_reason() -> str | None:
+    """Why ``backend="cuda"`` cannot run here (None when it can): numba-cuda missing, or no
+    usable NVIDIA GPU / driver."""
+    return None if _emulating() else _device_reason()
+
+
+@functools.cache
+def _device_reason() -> str | None:
+    try:
+        from numba import cuda
+    except Exception as e:  # numba without its CUDA target
+        return f"numba.cuda cannot be imported ({e}); install the gpu extra: pip install 'uefast[gpu]'"
+    try:
+        if not cuda.is_available():
+            return ("numba.cuda finds no usable NVIDIA GPU / CUDA driver (numba.cuda.is_available() "
+                    "is False)")
+    except Exception as e:
+        return f"numba.cuda could not query the GPU ({e})"
+    return None
+
+
+def cuda_available() -> bool:
+    """True when ``evaluate(..., backend="cuda")`` can run (or is emulated, ``UEFAST_CUDA_EMULATE=1``)."""
+    return cuda_unavailable_reason() is None
+
+
+@functools.cache
+def _kernels():
+    """The two CUDA kernels, compiled lazily (first use) for the argument types they meet:
+    ``network(seg_ids, ...)``, one thread block per segment of <= :data:`NET_SLOTS` documents, and
+    ``threads(seg_ids, ...)``, one thread per longer segment."""
+    from numba import cuda
+
+    @cuda.jit
+    def network(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
+                doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
+                idcg_q, tabs, out, nan_out):
+        g = seg_ids[cuda.blockIdx.x]
+        t = cuda.threadIdx.x
+        nt = cuda.blockDim.x
+        sk = cuda.shared.array(NET_SLOTS, nb.float64)
+        si = cuda.shared.array(NET_SLOTS, nb.int64)
+        srow = cuda.shared.array(NET_SLOTS, nb.int64)
+        lab = cuda.shared.array(NET_SLOTS, nb.int64)
+        fs = cuda.shared.array(_NET_SLOTS_1, nb.float64)
+        nanc = cuda.shared.array(1, nb.int64)
+        base = offsets[g]
+        n = offsets[g + 1] - base
+        m = net_size(n)
+        if t == 0:
+            nanc[0] = 0
+        cuda.syncthreads()
+        for i in range(t, m, nt):
+            if net_load(i, base, n, perm, has_perm, scores, sk, si, srow):
+                cuda.atomic.add(nanc, 0, 1)
+        cuda.syncthreads()
+        if nanc[0] > 0:  # the same for every thread of the block
+            if t == 0:
+                nan_out[g] = nanc[0]
+            return
+        k = 2
+        while k <= m:
+            j = k // 2
+            while j >= 1:
+                for i in range(t, m, nt):
+                    net_step(i, j, k, sk, si, n, tie_mode, srow, doc_mode, doc_int, doc_off,
+                             doc_data)
+                cuda.syncthreads()
+                j //= 2
+            k *= 2
+        for i in range(t, n, nt):
+            lab[i] = max(np.int64(labels[srow[si[i]]]), 0)
+        cuda.syncthreads()
+        if t == 0:
+            nan_out[g] = 0
+            # si[] is free now: the tie groups' ends, or the measures' int scratch
+            ranked_measures(g, qref[g], sk, lab, si, n, tie_mode, kinds, ks, gtypes, rels,
+                            fparams, norms, nrel_q, idcg_q, tabs, si, fs, out)
+
+    @cuda.jit
+    def threads(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
+                doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
+                idcg_q, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out):
+        t = cuda.grid(1)
+        if t < seg_ids.shape[0]:
+            segment_values(seg_ids[t], offsets, perm, has_perm, labels, scores, qref, tie_mode,
+                           doc_mode, doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams,
+                           norms, nrel_q, idcg_q, tabs, keys, idx, tk, ti, rows, lab, gend, fscr,
+                           stacks, out, nan_out)
+
+    return network, threads
+
+
+@nb.njit(cache=True, nogil=True)
+def _emulated_network(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
+                      doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
+                      idcg_q, tabs, out, nan_out):
+    """What the ``network`` kernel computes, its stages run slot after slot on the CPU."""
+    sk = np.empty(NET_SLOTS, np.float64)
+    si = np.empty(NET_SLOTS, np.int64)
+    srow = np.empty(NET_SLOTS, np.int64)
+    lab = np.empty(NET_SLOTS, np.int64)
+    fs = np.empty(_NET_SLOTS_1, np.float64)
+    for g in seg_ids:
+        base = offsets[g]
+        n = offsets[g + 1] - base
+        nan = rank_by_network(base, n, perm, has_perm, labels, scores, tie_mode, doc_mode, doc_int,
+                              doc_off, doc_data, sk, si, srow, lab)
+        nan_out[g] = nan
+        if nan == 0:
+            ranked_measures(g, qref[g], sk, lab, si, n, tie_mode, kinds, ks, gtypes, rels,
+                            fparams, norms, nrel_q, idcg_q, tabs, si, fs, out)
+
+
+@nb.njit(cache=True, nogil=True)
+def _emulated_threads(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
+                      doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
+                      idcg_q, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out):
+    """What the ``threads`` kernel computes, one segment after another on the CPU."""
+    for g in seg_ids:
+        segment_values(g, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
+                       doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
+                       idcg_q, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out)
+
+
+def rank_values_cuda(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: np.ndarray,
+                     scores: np.ndarray, qref: np.ndarray, tie_mode: int, doc_mode: int,
+                     doc_int: np.ndarray, doc_off: np.ndarray, doc_data: np.ndarray,
+                     plan_arrays: tuple[np.ndarray, ...], nrel_q: np.ndarray, idcg_q: np.ndarray,
+                     tabs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(values [n_segments, n_measures], nan [n_segments])``: what
+    :func:`uefast.engine.rank_values` computes, ranked on the GPU. ``plan_arrays`` = the plan's
+    ``(kinds, ks, gtypes, rels, fparams, norms)``; ``nan[g]`` counts segment g's NaN scores (its
+    values are then unspecified). Arguments as the CPU ranking pass takes them
+    (:func:`uefast.kernels.driver.ranking_pass`).
+
+    Segments of at most :data:`NET_MAX` documents: one thread block each, a bitonic network in
+    shared memory (:func:`uefast.kernels.segment.net_step`), then one thread computes the
+    measures; longer ones: one thread each, quicksort in device memory
+    (:func:`uefast.kernels.segment.segment_values`)."""
+    reason = cuda_unavailable_reason()
+    if reason is not None:
+        raise RuntimeError(f"backend='cuda' cannot run: {reason}")
+    nseg = len(offsets) - 1
+    nm = len(plan_arrays[0])
+    if nseg == 0:
+        return np.zeros((0, nm)), np.zeros(0, np.int64)
+    sizes = np.diff(offsets)
+    limit = _net_max()
+    on_net = (sizes <= limit) if limit > 0 else np.zeros(nseg, np.bool_)
+    small = np.flatnonzero(on_net).astype(np.int64)
+    big = np.flatnonzero(~on_net).astype(np.int64)
+    emulate = _emulating()
+    if emulate:
+        empty, to_dev = np.empty, _identity
+    else:
+        from numba import cuda
+        empty, to_dev = cuda.device_array, cuda.to_device
+    host = (offsets, perm if has_perm else np.zeros(1, np.int64), bool(has_perm), labels, scores,
+            qref, int(tie_mode), int(doc_mode), doc_int, doc_off, doc_data, *plan_arrays, nrel_q,
+            idcg_q, tabs)
+    common = tuple(to_dev(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
+                   for a in host)
+    d_out = empty((nseg, nm), np.float64)
+    d_nan = empty(nseg, np.int64)
+    if len(small):
+        if emulate:
+            _emulated_network(small, *common, d_out, d_nan)
+        else:
+            _kernels()[0][len(small), _NET_THREADS](to_dev(small), *common, d_out, d_nan)
+    if len(big):
+        # whole-input scratch (the kernel slices it by the segments' offsets)
+        n = int(offsets[-1])
+        scratch = (empty(n, np.float64), empty(n, np.int64), empty(n, np.float64),
+                   empty(n, np.int64), empty(n, np.int64), empty(n, np.int64), empty(n, np.int64),
+                   empty(n + nseg + 1, np.float64), empty((nseg, STACK_LEN), np.int64))
+        if emulate:
+            _emulated_threads(big, *common, *scratch, d_out, d_nan)
+        else:
+            blocks = (len(big) + _THREADS_PER_BLOCK - 1) // _THREADS_PER_BLOCK
+            _kernels()[1][blocks, _THREADS_PER_BLOCK](to_dev(big), *common, *scratch, d_out,
+                                                      d_nan)
+    if emulate:
+        return d_out, d_nan
+    return d_out.copy_to_host(), d_nan.copy_to_host()
+
+
+def _identity(a):
+    return a
