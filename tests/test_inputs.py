@@ -258,3 +258,69 @@ def test_output_string_columns_equal_arrow_take(runs):
     mlist = parse_measures(["nDCG@10", "AP", "P(rel=2)@5"])
     col = _measure_column(mlist, runs)
     assert col.to_pylist() == [str(m) for m in mlist] * runs
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.int64, np.float32,
+                                   np.float64, np.bool_])
+def test_numeric_array_equals_pa_array(dtype):
+    from uefast.inputs import numeric_array
+
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 7, 8, 9, 1000):
+        a = (rng.normal(size=n) * 100).astype(dtype)
+        assert numeric_array(a).equals(pa.array(a))
+        assert numeric_array(a[::3]).equals(pa.array(a[::3]))  # not contiguous
+
+
+def test_numpy_view_equals_to_numpy():
+    from uefast.inputs import numpy_view
+
+    base = pa.array(np.arange(100, dtype=np.int16))
+    cases = [base, base.slice(13, 50), base.slice(100), pa.array(np.arange(5.0)),
+             pa.array(np.arange(5, dtype=np.float32)).slice(2),
+             pa.chunked_array([base.slice(3, 10)]), pa.chunked_array([base, base.slice(7)]),
+             pa.chunked_array([], pa.int64())]
+    for arr in cases:
+        v = numpy_view(arr)
+        ref = arr.to_numpy()
+        assert v.dtype == ref.dtype and np.array_equal(v, ref), arr
+        assert not v.flags.writeable
+    # other types and nulls: pyarrow's own to_numpy, unchanged (a null-holding Array refuses)
+    with_null = pa.array([1, None, 3])
+    with pytest.raises(pa.ArrowInvalid):
+        numpy_view(with_null)
+    assert np.allclose(numpy_view(pa.chunked_array([with_null])), [1, np.nan, 3], equal_nan=True)
+    with pytest.raises(pa.ArrowInvalid):  # booleans are bit-packed: no zero-copy view
+        numpy_view(pa.array([True, False]))
+
+
+def test_text_array_equals_pa_array():
+    from uefast.inputs import text_array
+
+    for vals in ([], ["run"], ["sys0", "", "nDCG(gain=exp)@10", "é✓"]):
+        assert text_array(vals).equals(pa.array(vals, pa.string()))
+
+
+def test_evaluate_command_does_not_import_pandas():
+    """pyarrow imports pandas (where installed) from ``pa.array(ndarray)``, ``to_numpy()`` and
+    ``import pyarrow.dataset``: ~0.4 s of every command. The evaluate path avoids all three."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("pandas")
+    code = ("import sys, io, contextlib\nfrom uefast.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['evaluate', '--per-query']) == 0\n"
+            "print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_numpy_view_null_value():
+    from uefast.inputs import numpy_view
+
+    arr = pa.array([5, None, 7, None, 9, 10, None, 12, 13, None], pa.int32())
+    for a in (arr, arr.slice(1), arr.slice(3, 5), pa.chunked_array([arr.slice(0, 4), arr.slice(4)])):
+        ref = np.array([-1 if x is None else x for x in a.to_pylist()], np.int32)
+        v = numpy_view(a, null_value=-1)
+        assert v.dtype == np.int32 and np.array_equal(v, ref)

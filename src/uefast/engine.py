@@ -26,6 +26,8 @@ from uefast.inputs import (
     DocIds,
     first_nan,
     key_kind,
+    numeric_array,
+    numpy_view,
     string_buffers,
 )
 from uefast.inputs import kernel_array as _ro
@@ -114,28 +116,30 @@ def group_keys(arr: pa.Array, name: str = "qid", what: str = "input") -> Groupin
         arr = arr.indices
     kind = key_kind(arr, name, what)
     if kind == "int":
-        values = arr.to_numpy()
+        values = numpy_view(arr)
         starts = run_starts_int(values)
         heads = values[starts[:-1]]
         uniq, first, inv = np.unique(heads, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")
         if len(uniq) == len(heads):
             key_vals = heads
-            keys = pa.array(key_vals) if dictionary is None else dictionary.take(pa.array(key_vals))
+            keys = (numeric_array(key_vals) if dictionary is None
+                    else dictionary.take(numeric_array(key_vals)))
             return Grouping(starts, _NO_PERM, False, keys)
         rank = np.empty(len(uniq), np.int64)
         rank[order] = np.arange(len(uniq))
         run_codes = rank[inv]
         key_vals = uniq[order]
-        keys = pa.array(key_vals) if dictionary is None else dictionary.take(pa.array(key_vals))
+        keys = (numeric_array(key_vals) if dictionary is None
+                else dictionary.take(numeric_array(key_vals)))
     else:
         offsets, data = string_buffers(arr)
         starts = run_starts_bytes(offsets, data)
-        heads = arr.take(pa.array(starts[:-1]))
+        heads = arr.take(numeric_array(starts[:-1]))
         enc = pc.dictionary_encode(heads)
         if len(enc.dictionary) == len(heads):
             return Grouping(starts, _NO_PERM, False, heads)
-        run_codes = enc.indices.to_numpy().astype(np.int64)
+        run_codes = numpy_view(enc.indices).astype(np.int64)
         keys = enc.dictionary
     row_codes = np.repeat(run_codes, np.diff(starts))
     return group_codes(row_codes, len(keys), keys)

@@ -28,10 +28,13 @@ from uefast.inputs import (
     docids,
     kernel_array,
     label_array,
+    numeric_array,
+    numpy_view,
     readonly,
     score_array,
     score_nan_error,
     string_array,
+    text_array,
     to_arrow,
 )
 from uefast.kernels.driver import n_chunks
@@ -263,7 +266,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
     ns = len(cols)
     sizes = np.diff(g.offsets)
     tile = lambda a: np.tile(a, (ns,) + (1,) * (a.ndim - 1))  # noqa: E731
-    return _Result(pa.array(cols, pa.string()), g.keys, np.repeat(np.arange(ns), nq),
+    return _Result(text_array(cols), g.keys, np.repeat(np.arange(ns), nq),
                    np.tile(np.arange(nq), ns), vals, tile(judged.iub), tile(judged.reb),
                    tile(sizes), tile(judged.n_judged), tile(judged.nrel), info)
 
@@ -320,7 +323,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
         rq, qkeys_c = rq.cast(pa.int64()), qkeys.cast(pa.int64())
     else:
         rq, qkeys_c = rq.cast(pa.large_string()), qkeys.cast(pa.large_string())
-    qcodes = pc.index_in(rq, value_set=qkeys_c).fill_null(-1).to_numpy().astype(np.int64)
+    qcodes = numpy_view(pc.index_in(rq, value_set=qkeys_c), null_value=-1).astype(np.int64)
     # label of every run row: left join on (qid, docid) keeping run order; unjudged -> 0
     docs = docids(r_doc, dn, "run")
     if docs.mode == DOC_INT:
@@ -335,7 +338,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
         sys_names = sys_g.keys.cast(pa.string())
     else:
         scodes = np.zeros(run_t.num_rows, np.int64)
-        sys_names = pa.array(["run"], pa.string())
+        sys_names = text_array(["run"])
     ns = len(sys_names)
     codes = np.where(qcodes >= 0, scodes * nq + qcodes, -1)
     g = group_codes(codes, ns * nq, qkeys)
@@ -352,7 +355,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     dropped_rows = int(np.count_nonzero(qcodes < 0))
     info = {"rows_in": run_t.num_rows, "qrels_rows_in": qrels_t.num_rows,
             "rows_evaluated": int(sizes.sum()), "run_rows_query_not_in_qrels": dropped_rows,
-            "run_queries_not_in_qrels": int(len(pc.unique(rq.filter(pa.array(qcodes < 0))))),
+            "run_queries_not_in_qrels": int(len(pc.unique(rq.filter(numeric_array(qcodes < 0))))),
             "system_query_pairs_without_run_rows": int(np.count_nonzero(sizes == 0))}
     return _Result(sys_names, qkeys, keep // nq, q_of, vals[keep], judged.iub[q_of],
                    judged.reb[q_of], sizes[keep], judged.n_judged[q_of], judged.nrel[q_of], info)
@@ -407,10 +410,10 @@ def _runs_take(strings: pa.Array, idx: np.ndarray) -> pa.Array:
     (the output's system column: one run per system), from the runs' bytes; other indexes go
     through Arrow's take. (504,496 rows of 8 system names: 3.3 ms -> ~1 ms.)"""
     if len(idx) == 0 or strings.null_count or not pa.types.is_string(strings.type):
-        return strings.take(pa.array(idx))
+        return strings.take(numeric_array(idx))
     starts = np.flatnonzero(idx[1:] != idx[:-1]) + 1
     if len(starts) >= 64:
-        return strings.take(pa.array(idx))
+        return strings.take(numeric_array(idx))
     bounds = np.concatenate(([0], starts, [len(idx)]))
     counts = np.diff(bounds)
     pieces = [strings[int(v)].as_py().encode("utf-8") for v in idx[bounds[:-1]]]
@@ -444,8 +447,8 @@ def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
             s_idx, q_idx, m_idx = res.sys_idx[rows // nm], res.q_idx[rows // nm], rows % nm
             dropped = [[res.systems[int(s)].as_py(), res.qids[int(q)].as_py(), str(mlist[int(m)])]
                        for s, q, m in zip(s_idx, q_idx, m_idx)]
-        v1a = pa.array(v1[keep])
-        v2a = pa.array(v2[keep])
+        v1a = numeric_array(v1[keep])
+        v2a = numeric_array(v2[keep])
     else:
         v1a = pa.nulls(int(keep.sum()), pa.float64())
         v2a = v1a
@@ -458,19 +461,19 @@ def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
         sel = slice(None)
         m_of = None
         per_row = lambda a: np.repeat(a, nm)  # noqa: E731
-    meas = pa.array([str(m) for m in mlist], pa.string())
+    meas = text_array([str(m) for m in mlist])
     columns = {
         "system": _runs_take(res.systems, per_row(res.sys_idx)),
-        "qid": res.qids.take(pa.array(per_row(res.q_idx))),
-        "measure": meas.take(pa.array(m_of)) if m_of is not None else _measure_column(mlist, nr),
-        "value": pa.array(value[sel]),
-        "iub": pa.array(iub[sel]),
-        "reb": pa.array(reb[sel]),
+        "qid": res.qids.take(numeric_array(per_row(res.q_idx))),
+        "measure": meas.take(numeric_array(m_of)) if m_of is not None else _measure_column(mlist, nr),
+        "value": numeric_array(value[sel]),
+        "iub": numeric_array(iub[sel]),
+        "reb": numeric_array(reb[sel]),
         "ue_v1": v1a,
         "ue_v2": v2a,
-        "n_docs": pa.array(per_row(res.n_docs).astype(np.int64, copy=False)),
-        "n_judged": pa.array(per_row(res.n_judged).astype(np.int64, copy=False)),
-        "n_rel": pa.array(res.n_rel.reshape(-1)[sel].astype(np.int64, copy=False)),
+        "n_docs": numeric_array(per_row(res.n_docs).astype(np.int64, copy=False)),
+        "n_judged": numeric_array(per_row(res.n_judged).astype(np.int64, copy=False)),
+        "n_rel": numeric_array(res.n_rel.reshape(-1)[sel].astype(np.int64, copy=False)),
     }
     if pa.types.is_integer(columns["qid"].type):
         columns["qid"] = columns["qid"].cast(pa.int64())

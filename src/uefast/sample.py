@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from uefast.inputs import numeric_array
+
 __all__ = ["mslr_like", "letor_sample", "LABEL_MARGINALS"]
 
 LABEL_MARGINALS = np.array([0.514, 0.325, 0.134, 0.019, 0.008])
@@ -48,16 +50,16 @@ def mslr_like(n_queries: int = 31_531, n_systems: int = 8, *, seed: int = 0,
         cols["docid"] = pa.array(np.char.add(np.char.add("d", qidx.astype(str)),
                                              np.char.add("-", pos.astype(str))))
     else:
-        cols["qid"] = pa.array(qidx + 1)
-        cols["docid"] = pa.array(qidx * 10_000 + pos)
-    cols["label"] = pa.array(label)
+        cols["qid"] = numeric_array(qidx + 1)
+        cols["docid"] = numeric_array(qidx * 10_000 + pos)
+    cols["label"] = numeric_array(label)
     for s in range(n_systems):
         q = _QUALITY[s % len(_QUALITY)]
         score = q * label + rng.standard_normal(n)
         dec = _ROUND[s % len(_ROUND)]
         if dec is not None:
             score = np.round(score, dec)
-        cols[f"sys{s}"] = pa.array(score)
+        cols[f"sys{s}"] = numeric_array(score)
     return pa.table(cols)
 
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
+from uefast.inputs import numpy_view
 
 __all__ = ["read_bytes", "scan_fields", "gather_strings", "line_text", "parse_numbers"]
 
@@ -156,7 +157,7 @@ def parse_numbers(arr: pa.Array, kind: str, *, path, what: str, buf, lineno, lin
     """
     target = pa.float64() if kind == "float" else pa.int64()
     try:
-        return pc.cast(arr, target).to_numpy(zero_copy_only=False)
+        return numpy_view(pc.cast(arr, target))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     pattern = _FLOAT_RE if kind == "float" else _INT_RE

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
-from uefast.inputs import string_array
+from uefast.inputs import numeric_array, numpy_view, string_array
 from uefast.io import _fast
 from uefast.io._fast import usable_cpus
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
@@ -118,8 +118,9 @@ def _read_run_fast(path: PathLike, sysname, extra_columns: str) -> pa.Table | No
     n = qs.size
     sys_col = (_ascii_strings(buf, ys, ye) if sysname is None
                else pa.repeat(pa.scalar(str(sysname), pa.string()), n))
-    return pa.Table.from_arrays([_ascii_strings(buf, qs, qe), _ascii_strings(buf, ds, de), pa.array(score),
-                                 sys_col, pa.array(rank)], schema=RUN_SCHEMA)
+    return pa.Table.from_arrays([_ascii_strings(buf, qs, qe), _ascii_strings(buf, ds, de),
+                                 numeric_array(score), sys_col, numeric_array(rank)],
+                                schema=RUN_SCHEMA)
 
 
 def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequence[str] | None = None,
@@ -185,7 +186,8 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
         rank = parse_numbers(p.col(3), "int", path=p.path, what="rank", buf=p.buf,
                              lineno=p.lineno, line_start=p.line_start)
         sys_col = p.col(5) if sysname is None else pa.repeat(pa.scalar(str(sysname), pa.string()), n)
-        tables.append(pa.Table.from_arrays([p.col(0), p.col(2), pa.array(score), sys_col, pa.array(rank)],
+        tables.append(pa.Table.from_arrays([p.col(0), p.col(2), numeric_array(score), sys_col,
+                                            numeric_array(rank)],
                                            schema=RUN_SCHEMA))
         parsed.append(p.path)
         general.append((len(tables) - 1, p, sysname))
@@ -193,7 +195,7 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
         t = tables[k]
         n = t.num_rows
         code = (np.zeros(n, np.int64) if sysname is not None else
-                pc.dictionary_encode(t["system"].combine_chunks()).indices.to_numpy(zero_copy_only=False).astype(np.int64))
+                numpy_view(pc.dictionary_encode(t["system"].combine_chunks()).indices).astype(np.int64))
         _check_unique(code, t["qid"].combine_chunks(), t["docid"].combine_chunks(), p,
                       "docno repeated within a topic of the run")
     if len(tables) == 1:
@@ -227,7 +229,7 @@ def read_qrels(path: PathLike) -> pa.Table:
     p = _parse(path, 4, min_fields=4, max_fields=4, layout="qid iter docno rel")
     label = parse_numbers(p.col(3), "int", path=p.path, what="relevance label", buf=p.buf,
                           lineno=p.lineno, line_start=p.line_start)
-    table = pa.Table.from_arrays([p.col(0), p.col(2), pa.array(label)], schema=QRELS_SCHEMA)
+    table = pa.Table.from_arrays([p.col(0), p.col(2), numeric_array(label)], schema=QRELS_SCHEMA)
     _check_unique(np.zeros(p.nfields.size, np.int64), table["qid"].combine_chunks(),
                   table["docid"].combine_chunks(), p, "docno judged twice for the topic")
     return table

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -47,13 +48,11 @@ def is_streaming_source(obj: Any, threshold: int | None = None) -> bool:
     """
     if isinstance(obj, (pa.RecordBatchReader, pq.ParquetFile)):
         return True
-    try:
-        import pyarrow.dataset as ds
-
-        if isinstance(obj, ds.Dataset):
-            return True
-    except ImportError:  # pragma: no cover
-        pass
+    # a Dataset exists only once pyarrow's dataset module is loaded: importing it here just to
+    # ask would make pyarrow import pandas (~0.4 s of every command)
+    ds = sys.modules.get("pyarrow._dataset")
+    if ds is not None and isinstance(obj, ds.Dataset):
+        return True
     if isinstance(obj, (str, os.PathLike)):
         path = os.fspath(obj)
         if not os.path.exists(path):
