@@ -19,7 +19,8 @@ CPU backend's up to floating-point contraction (the GPU may fuse a*b+c) and, wit
 
 With ``UEFAST_CUDA_EMULATE=1`` the same host code runs, and the same per-segment routines are
 called by CPU loops (:func:`_emulated_network`: the network's stages slot after slot;
-:func:`_emulated_threads`) instead of the two GPU launches.
+:func:`_emulated_threads`) instead of the two GPU launches. The kernels themselves also run in
+numba's CUDA simulator (``tests/cuda_simulator_run.py``).
 """
 from __future__ import annotations
 
@@ -100,71 +101,80 @@ def cuda_available() -> bool:
     return cuda_unavailable_reason() is None
 
 
+#: ``numba.cuda``, imported at first use (:func:`_kernels`). The kernels name it as a module global,
+#: which is where numba's CUDA simulator looks for it (tests run them there).
+cuda = None
+
+
+def _network(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
+             doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, tabs, out,
+             nan_out):
+    """The ``network`` kernel: thread block b ranks segment ``seg_ids[b]`` (at most
+    :data:`NET_SLOTS` documents) by the bitonic network in shared memory, then its thread 0
+    computes the measures."""
+    g = seg_ids[cuda.blockIdx.x]
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    sk = cuda.shared.array(NET_SLOTS, nb.float64)
+    si = cuda.shared.array(NET_SLOTS, nb.int64)
+    srow = cuda.shared.array(NET_SLOTS, nb.int64)
+    lab = cuda.shared.array(NET_SLOTS, nb.int64)
+    fs = cuda.shared.array(_NET_SLOTS_1, nb.float64)
+    nanc = cuda.shared.array(1, nb.int64)
+    base = offsets[g]
+    n = offsets[g + 1] - base
+    m = net_size(n)
+    if t == 0:
+        nanc[0] = 0
+    cuda.syncthreads()
+    for i in range(t, m, nt):
+        if net_load(i, base, n, perm, has_perm, scores, sk, si, srow):
+            cuda.atomic.add(nanc, 0, 1)
+    cuda.syncthreads()
+    if nanc[0] > 0:  # the same for every thread of the block
+        if t == 0:
+            nan_out[g] = nanc[0]
+        return
+    k = 2
+    while k <= m:
+        j = k // 2
+        while j >= 1:
+            for i in range(t, m, nt):
+                net_step(i, j, k, sk, si, n, tie_mode, srow, doc_mode, doc_int, doc_off, doc_data)
+            cuda.syncthreads()
+            j //= 2
+        k *= 2
+    for i in range(t, n, nt):
+        lab[i] = max(np.int64(labels[srow[si[i]]]), 0)
+    cuda.syncthreads()
+    if t == 0:
+        nan_out[g] = 0
+        # si[] is free now: the tie groups' ends, or the measures' int scratch
+        ranked_measures(g, qref[g], sk, lab, si, n, tie_mode, kinds, ks, gtypes, rels, fparams,
+                        norms, nrel_q, idcg_q, tabs, si, fs, out)
+
+
+def _threads(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
+             doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, tabs, keys,
+             idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out):
+    """The ``threads`` kernel: thread i ranks and scores segment ``seg_ids[i]``."""
+    t = cuda.grid(1)
+    if t < seg_ids.shape[0]:
+        segment_values(seg_ids[t], offsets, perm, has_perm, labels, scores, qref, tie_mode,
+                       doc_mode, doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms,
+                       nrel_q, idcg_q, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out,
+                       nan_out)
+
+
 @functools.cache
 def _kernels():
-    """The two CUDA kernels, compiled lazily (first use) for the argument types they meet:
-    ``network(seg_ids, ...)``, one thread block per segment of <= :data:`NET_SLOTS` documents, and
-    ``threads(seg_ids, ...)``, one thread per longer segment."""
-    from numba import cuda
+    """The two CUDA kernels (:func:`_network`, :func:`_threads`), compiled lazily (first use) for
+    the argument types they meet."""
+    global cuda
+    from numba import cuda as _cuda
 
-    @cuda.jit
-    def network(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
-                doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
-                idcg_q, tabs, out, nan_out):
-        g = seg_ids[cuda.blockIdx.x]
-        t = cuda.threadIdx.x
-        nt = cuda.blockDim.x
-        sk = cuda.shared.array(NET_SLOTS, nb.float64)
-        si = cuda.shared.array(NET_SLOTS, nb.int64)
-        srow = cuda.shared.array(NET_SLOTS, nb.int64)
-        lab = cuda.shared.array(NET_SLOTS, nb.int64)
-        fs = cuda.shared.array(_NET_SLOTS_1, nb.float64)
-        nanc = cuda.shared.array(1, nb.int64)
-        base = offsets[g]
-        n = offsets[g + 1] - base
-        m = net_size(n)
-        if t == 0:
-            nanc[0] = 0
-        cuda.syncthreads()
-        for i in range(t, m, nt):
-            if net_load(i, base, n, perm, has_perm, scores, sk, si, srow):
-                cuda.atomic.add(nanc, 0, 1)
-        cuda.syncthreads()
-        if nanc[0] > 0:  # the same for every thread of the block
-            if t == 0:
-                nan_out[g] = nanc[0]
-            return
-        k = 2
-        while k <= m:
-            j = k // 2
-            while j >= 1:
-                for i in range(t, m, nt):
-                    net_step(i, j, k, sk, si, n, tie_mode, srow, doc_mode, doc_int, doc_off,
-                             doc_data)
-                cuda.syncthreads()
-                j //= 2
-            k *= 2
-        for i in range(t, n, nt):
-            lab[i] = max(np.int64(labels[srow[si[i]]]), 0)
-        cuda.syncthreads()
-        if t == 0:
-            nan_out[g] = 0
-            # si[] is free now: the tie groups' ends, or the measures' int scratch
-            ranked_measures(g, qref[g], sk, lab, si, n, tie_mode, kinds, ks, gtypes, rels,
-                            fparams, norms, nrel_q, idcg_q, tabs, si, fs, out)
-
-    @cuda.jit
-    def threads(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
-                doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
-                idcg_q, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out):
-        t = cuda.grid(1)
-        if t < seg_ids.shape[0]:
-            segment_values(seg_ids[t], offsets, perm, has_perm, labels, scores, qref, tie_mode,
-                           doc_mode, doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams,
-                           norms, nrel_q, idcg_q, tabs, keys, idx, tk, ti, rows, lab, gend, fscr,
-                           stacks, out, nan_out)
-
-    return network, threads
+    cuda = _cuda
+    return _cuda.jit(_network), _cuda.jit(_threads)
 
 
 @nb.njit(cache=True, nogil=True)
