@@ -220,10 +220,10 @@ def rank_values_cuda(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labe
     values are then unspecified). Arguments as the CPU ranking pass takes them
     (:func:`uefast.kernels.driver.ranking_pass`).
 
-    Segments of at most :data:`NET_MAX` documents: one thread block each, a bitonic network in
-    shared memory (:func:`uefast.kernels.segment.net_step`), then one thread computes the
-    measures; longer ones: one thread each, quicksort in device memory
-    (:func:`uefast.kernels.segment.segment_values`)."""
+    Every segment: one thread, quicksort in device memory
+    (:func:`uefast.kernels.segment.segment_values`); with ``UEFAST_CUDA_NET_MAX=N``, segments of
+    at most N documents instead take one thread block each, a bitonic network in shared memory
+    (:func:`uefast.kernels.segment.net_step`), then one thread computes the measures."""
     reason = cuda_unavailable_reason()
     if reason is not None:
         raise RuntimeError(f"backend='cuda' cannot run: {reason}")
@@ -256,7 +256,7 @@ def rank_values_cuda(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labe
             _kernels()[0][len(small), _NET_THREADS](to_dev(small), *common, d_out, d_nan)
     if len(big):
         # whole-input scratch (the kernel slices it by the segments' offsets)
-        n = int(offsets[-1])
+        n = max(int(offsets[-1]), 1)
         scratch = (empty(n, np.float64), empty(n, np.int64), empty(n, np.float64),
                    empty(n, np.int64), empty(n, np.int64), empty(n, np.int64), empty(n, np.int64),
                    empty(n + nseg + 1, np.float64), empty((nseg, STACK_LEN), np.int64))

@@ -8,8 +8,15 @@ thread per segment, :mod:`uefast.gpu`) and the CPU driver's last step.
 * :func:`rank_by_sorting` -- the labels of one segment in rank order by sorting its float64 scores
   (:func:`~uefast.kernels.ordering.rank_segment`: quicksort, then each run of equal scores in the
   tie policy's order): the CPU driver's exact fallback, without its float32 and network shortcuts.
-* :func:`segment_values` -- both, for segment g, working in slices of whole-input scratch arrays
-  (``keys[offsets[g]:offsets[g+1]]`` and so on), so that threads of one launch share nothing.
+* :func:`ranked_measures` -- :func:`segment_measures` after finding the tie groups (runs of equal
+  scores) where ``ties="expected"`` needs them.
+* :func:`segment_values` -- :func:`rank_by_sorting` then :func:`ranked_measures` for segment g,
+  working in slices of whole-input scratch arrays (``keys[offsets[g]:offsets[g+1]]`` and so on),
+  so that threads of one launch share nothing (the GPU's one-thread-per-segment kernel).
+* :func:`net_load`, :func:`net_step`, :func:`net_before`, :func:`net_size` -- the per-slot steps of
+  Batcher's bitonic network over one segment (the GPU's one-block-per-segment kernel runs a
+  stage's slots on different threads); :func:`rank_by_network` runs the same stages slot after
+  slot (CPU emulation and tests).
 
 All of it is plain ``@njit`` code that allocates nothing: Numba compiles the same functions for
 the CPU and, called from a ``numba.cuda`` kernel, for NVIDIA GPUs.
