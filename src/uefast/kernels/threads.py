@@ -11,6 +11,10 @@ measured on a 2-core VM, cold cache). Chunks are handed out first come, first se
 of ``nchunks / (4 * threads)`` chunks at a time), so a thread slowed by another process does not
 hold the others up; the results do not depend on which thread ran what.
 
+The resampling kernels of :mod:`uefast.stats._kernels` run their 64 work items the same way
+(first compilation of the bootstrap, randomisation and Tukey kernels 7.2 -> 4.1 s, same speed,
+bitwise the same results for 1 and 2 threads).
+
 Not every kernel gained: :func:`uefast.kernels.docrank.docid_byte_ranks` compiled as a chunk kernel
 ranked string docids ~2x slower (single thread, 86 -> 155 ms on the MSLR-shaped table, also
 when called from a ``prange`` loop), so it keeps its ``prange`` loop body.

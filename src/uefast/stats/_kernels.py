@@ -10,8 +10,9 @@ sets. The p-values use a tie tolerance (SPEC §6) that is far larger than such d
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from uefast.kernels.threads import run_chunks
 from uefast.stats._rng import below, high32, low32, resample_key, stream_base, word
 
 __all__ = [
@@ -110,7 +111,6 @@ def _add_counts(cnt, r, key, n):
                 cnt[r, m >> s32] += 1
 
 
-@njit(parallel=True, cache=True)
 def bootstrap_sums(vt, seed, domain, b0, out, proto):
     """Weighted column sums of bootstrap resamples (multinomial counts).
 
@@ -119,12 +119,22 @@ def bootstrap_sums(vt, seed, domain, b0, out, proto):
     ``out[r, j] = sum_k c_k * vt[j, k]``. ``vt`` is ``(n_cols, n)`` with ``n_cols % 4 == 0``;
     ``out`` is ``(n_rows, n_cols)`` with ``n_rows % 4 == 0``. ``proto`` is an empty array whose
     dtype holds the counts (uint16 when ``n < 65536``, int32 otherwise): counts never exceed
-    ``n``, so they are exact.
+    ``n``, so they are exact. Work items (slots) run on :func:`~uefast.kernels.threads.run_chunks`.
     """
+    run_chunks(_bootstrap_slots, _n_slots(out.shape[0] // 4), vt, seed, domain, b0, out, proto)
+
+
+def _n_slots(n_items):
+    return max(1, min(n_items, _SLOTS))
+
+
+@njit(cache=True, nogil=True)
+def _bootstrap_slots(s0, s1, vt, seed, domain, b0, out, proto):
+    """:func:`bootstrap_sums` for slots ``s0 .. s1 - 1``: slot s fills blocks s, s + 64, ..."""
     n_cols, n = vt.shape
     base = stream_base(np.uint64(seed), domain)
     n_blocks = out.shape[0] // 4
-    for slot in prange(min(n_blocks, _SLOTS)):
+    for slot in range(s0, min(s1, n_blocks)):
         cnt = np.empty((4, n), dtype=proto.dtype)  # one scratch per slot, reset per block
         for q in range(slot, n_blocks, _SLOTS):
             cnt[:] = 0
@@ -135,17 +145,22 @@ def bootstrap_sums(vt, seed, domain, b0, out, proto):
                 _dot4x4(cnt, vt, block, cb)
 
 
-@njit(parallel=True, cache=True)
 def signflip_sums(vt, seed, domain, b0, out):
     """Sign-flipped column sums: ``out[r, j] = sum_k s_k * vt[j, k]`` with random ``s_k = ±1``.
 
     ``s_k`` is bit ``k mod 64`` of word ``k // 64`` of resample ``b0 + r`` (1 -> +1, 0 -> -1).
     Shapes as in :func:`bootstrap_sums`.
     """
+    run_chunks(_signflip_slots, _n_slots(out.shape[0] // 4), vt, seed, domain, b0, out)
+
+
+@njit(cache=True, nogil=True)
+def _signflip_slots(s0, s1, vt, seed, domain, b0, out):
+    """:func:`signflip_sums` for slots ``s0 .. s1 - 1``."""
     n_cols, n = vt.shape
     base = stream_base(np.uint64(seed), domain)
     n_blocks = out.shape[0] // 4
-    for slot in prange(min(n_blocks, _SLOTS)):
+    for slot in range(s0, min(s1, n_blocks)):
         sg = np.empty((4, n))  # one scratch per slot, fully rewritten per block
         for q in range(slot, n_blocks, _SLOTS):
             for r in range(4):
@@ -217,7 +232,6 @@ def _permuted_sums_small(x, perms, u, acc):
         acc[j] = vals[j]
 
 
-@njit(parallel=True, cache=True)
 def tukey_ranges(x, perms, seed, domain, b0, out):
     """Null sample of the range of column sums under row-wise permutation (Carterette 2012).
 
@@ -227,11 +241,17 @@ def tukey_ranges(x, perms, seed, domain, b0, out):
     position into a uint64, used when ``m <= 8``) each row costs one uniform draw on ``[0, m!)``;
     otherwise a Fisher-Yates shuffle uses ``m - 1`` draws per row.
     """
+    run_chunks(_tukey_slots, _n_slots(out.shape[0]), x, perms, seed, domain, b0, out)
+
+
+@njit(cache=True, nogil=True)
+def _tukey_slots(s0, s1, x, perms, seed, domain, b0, out):
+    """:func:`tukey_ranges` for slots ``s0 .. s1 - 1``: slot s fills rows s, s + 64, ..."""
     n, m = x.shape
     base = stream_base(np.uint64(seed), domain)
     n_perm = perms.shape[0]
     n_out = out.shape[0]
-    for slot in prange(min(n_out, _SLOTS)):
+    for slot in range(s0, min(s1, n_out)):
         u = np.empty(n if n_perm > 0 else 0, np.uint64)  # one scratch per slot
         p = np.empty(m, np.int64)
         for r in range(slot, n_out, _SLOTS):
