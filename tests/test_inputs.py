@@ -301,16 +301,25 @@ def test_text_array_equals_pa_array():
         assert text_array(vals).equals(pa.array(vals, pa.string()))
 
 
-def test_evaluate_command_does_not_import_pandas():
-    """pyarrow imports pandas (where installed) from ``pa.array(ndarray)``, ``to_numpy()`` and
-    ``import pyarrow.dataset``: ~0.4 s of every command. The evaluate path avoids all three."""
+@pytest.mark.parametrize("argv", [
+    ["evaluate", "--per-query"],
+    ["compare", "PQ", "--measure", "AP", "--method", "bootstrap", "--correction", "holm"],
+    ["compare", "PQ", "--measure", "AP", "--method", "tukey_hsd"],
+])
+def test_commands_do_not_import_pandas(argv, tmp_path):
+    """pyarrow imports pandas (where installed) from ``pa.array(ndarray or list)``,
+    ``to_numpy()``, ``pa.scalar()`` and ``import pyarrow.dataset``: ~0.3-0.4 s of every command.
+    The evaluate and compare paths avoid them."""
     import subprocess
     import sys
 
     pytest.importorskip("pandas")
+    pq_path = tmp_path / "pq.parquet"
+    pq.write_table(uefast.evaluate(letor_sample(), measures=["AP"]), pq_path)
+    argv = [str(pq_path) if a == "PQ" else a for a in argv]
     code = ("import sys, io, contextlib\nfrom uefast.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    assert main(['evaluate', '--per-query']) == 0\n"
+            f"    assert main({argv!r}) == 0\n"
             "print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr

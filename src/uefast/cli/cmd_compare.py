@@ -83,7 +83,7 @@ def _load_long_table(path):
     """
     import pyarrow as pa
     import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
+    from uefast.inputs import read_parquet
 
     p = Path(path)
     if not p.is_file():
@@ -91,7 +91,7 @@ def _load_long_table(path):
     suffix = p.suffix.lower()
     try:
         if suffix in (".parquet", ".pq"):
-            table = pq.read_table(p)
+            table = read_parquet(p)
         elif suffix in (".csv", ".tsv", ".txt"):
             delim = "," if suffix == ".csv" else "\t"
             table = pacsv.read_csv(p, parse_options=pacsv.ParseOptions(delimiter=delim))

@@ -60,9 +60,9 @@ def _read_table(path: str, what: str):
     import pyarrow as pa
     import pyarrow.csv as pcsv
     import pyarrow.feather as pf
-    import pyarrow.parquet as pq
 
     from uefast.errors import InputError
+    from uefast.inputs import read_parquet
 
     if not os.path.exists(path):
         raise InputError(f"{what}: file not found: {path!r}")
@@ -74,7 +74,7 @@ def _read_table(path: str, what: str):
             return pcsv.read_csv(path, parse_options=pcsv.ParseOptions(delimiter="\t"))
         if low.endswith((".feather", ".arrow", ".ipc")):
             return pf.read_table(path)
-        return pq.read_table(path)
+        return read_parquet(path)
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"{what}: cannot read {path!r}: {exc}") from None
 

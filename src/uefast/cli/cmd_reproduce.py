@@ -55,13 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _read_table(path: str):
     import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
+    from uefast.inputs import read_parquet
 
     p = Path(path)
     if not p.exists():
         raise InputError(f"table file not found: {path}")
     if p.suffix.lower() in (".parquet", ".pq"):
-        return pq.read_table(p)
+        return read_parquet(p)
     if p.suffix.lower() in (".csv", ".tsv"):
         opts = pacsv.ParseOptions(delimiter="\t" if p.suffix.lower() == ".tsv" else ",")
         return pacsv.read_csv(p, parse_options=opts)

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from uefast.errors import InputError
+from uefast.inputs import numeric_array, text_array
 from uefast.stats import parametric as P
 from uefast.stats import resampling as R
 from uefast.stats._validation import (ALTERNATIVES, check_choice, check_matrix,
@@ -134,20 +135,20 @@ def _table(x, names, pairs, moments, stat, pvalue, ci, alpha, correction, settin
     pvalue = np.clip(np.asarray(pvalue, dtype=np.float64), 0.0, 1.0)
     adjusted = adjust_pvalues(pvalue, correction)
     columns = {
-        "system_a": pa.array([names[i] for i in ii], pa.string()),
-        "system_b": pa.array([names[j] for j in jj], pa.string()),
-        "n_topics": pa.array(np.full(len(pairs), x.shape[0], np.int64)),
-        "mean_a": pa.array(means[ii]),
-        "mean_b": pa.array(means[jj]),
-        "mean_difference": pa.array(diff),
-        "effect_size": pa.array(np.asarray(es_d, dtype=np.float64)),
-        "effect_size_e": pa.array(es_e.astype(np.float64)),
-        "statistic": pa.array(np.asarray(stat, dtype=np.float64)),
-        "pvalue": pa.array(pvalue),
-        "pvalue_adjusted": pa.array(adjusted),
-        "significant": pa.array(adjusted < alpha),
-        "ci_low": pa.array(np.array([c.low for c in ci], dtype=np.float64)),
-        "ci_high": pa.array(np.array([c.high for c in ci], dtype=np.float64)),
+        "system_a": text_array([names[i] for i in ii]),
+        "system_b": text_array([names[j] for j in jj]),
+        "n_topics": numeric_array(np.full(len(pairs), x.shape[0], np.int64)),
+        "mean_a": numeric_array(means[ii]),
+        "mean_b": numeric_array(means[jj]),
+        "mean_difference": numeric_array(diff),
+        "effect_size": numeric_array(np.asarray(es_d, dtype=np.float64)),
+        "effect_size_e": numeric_array(es_e.astype(np.float64)),
+        "statistic": numeric_array(np.asarray(stat, dtype=np.float64)),
+        "pvalue": numeric_array(pvalue),
+        "pvalue_adjusted": numeric_array(adjusted),
+        "significant": numeric_array(adjusted < alpha),
+        "ci_low": numeric_array(np.array([c.low for c in ci], dtype=np.float64)),
+        "ci_high": numeric_array(np.array([c.high for c in ci], dtype=np.float64)),
     }
     meta = {b"uefast.stats": json.dumps(settings | {"alpha": alpha, "correction": correction,
                                                      "n_pairs": len(pairs)}).encode()}
