@@ -305,18 +305,24 @@ def test_text_array_equals_pa_array():
     ["evaluate", "--per-query"],
     ["compare", "PQ", "--measure", "AP", "--method", "bootstrap", "--correction", "holm"],
     ["compare", "PQ", "--measure", "AP", "--method", "tukey_hsd"],
+    ["trec_eval", "-q", "--ue", "--format", "tsv", "QRELS", "RUN"],
 ])
 def test_commands_do_not_import_pandas(argv, tmp_path):
     """pyarrow imports pandas (where installed) from ``pa.array(ndarray or list)``,
     ``to_numpy()``, ``pa.scalar()`` and ``import pyarrow.dataset``: ~0.3-0.4 s of every command.
-    The evaluate and compare paths avoid them."""
+    The evaluate, compare and trec_eval (--ue) paths avoid them."""
     import subprocess
     import sys
 
     pytest.importorskip("pandas")
     pq_path = tmp_path / "pq.parquet"
     pq.write_table(uefast.evaluate(letor_sample(), measures=["AP"]), pq_path)
-    argv = [str(pq_path) if a == "PQ" else a for a in argv]
+    (tmp_path / "q.txt").write_text("".join(f"{q} 0 d{d} {(q + d) % 3}\n" for q in range(1, 4)
+                                            for d in range(6)))
+    (tmp_path / "r.txt").write_text("".join(f"{q} Q0 d{d} {d} {10 - d}.5 sys\n" for q in range(1, 4)
+                                            for d in range(8)))
+    files = {"PQ": pq_path, "QRELS": tmp_path / "q.txt", "RUN": tmp_path / "r.txt"}
+    argv = [str(files[a]) if a in files else a for a in argv]
     code = ("import sys, io, contextlib\nfrom uefast.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    assert main({argv!r}) == 0\n"

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
-from uefast.inputs import readonly, string_array
+from uefast.inputs import numpy_view, readonly, string_array
 from uefast.io import _fast
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
 from uefast.io._topics import ranked_rel
@@ -116,7 +116,7 @@ class QrelsIndex:
         """Index a qrels table (``qid``, ``docid``, ``label``); duplicate judgments raise."""
         qid = _as_str(_col(qrels, "qid"))
         doc = _as_str(_col(qrels, "docid"))
-        label = np.asarray(_col(qrels, "label").to_numpy(zero_copy_only=False), dtype=np.int64)
+        label = np.asarray(numpy_view(_col(qrels, "label")), dtype=np.int64)
         if len(qid) == 0:
             raise InputError("qrels are empty")
         qo, qd = str_buffers(qid)
@@ -192,7 +192,11 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
                            complete=complete, bogus_missing=bogus_missing, level=level)
     qid = _as_str(_col(run, "qid"))
     doc = _as_str(_col(run, "docid"))
-    score = np.asarray(_col(run, "score").to_numpy(zero_copy_only=False), dtype=np.float64)
+    sc = _col(run, "score")
+    if pa.types.is_integer(sc.type) or pa.types.is_floating(sc.type):
+        score = numpy_view(sc.cast(pa.float64()), null_value=np.nan)  # no pandas import
+    else:
+        score = np.asarray(sc.to_numpy(zero_copy_only=False), dtype=np.float64)
     if float32_scores:
         score = score.astype(np.float32).astype(np.float64)
     qo, qd = str_buffers(qid)

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from uefast.errors import InputError
+from uefast.inputs import numpy_view, text_array
 
 __all__ = ["engine_measure", "ue_extra", "UE_COLUMNS"]
 
@@ -61,11 +62,13 @@ def ue_extra(result, run: pa.Table, qrels: pa.Table, *, relevance_level: int = 1
     r = run.select(["qid", "docid", "score"])
     if max_docs is not None:
         r = _truncate(r, max_docs)
-    r = r.append_column("system", pa.array([result.runid] * r.num_rows, pa.string()))
+    # an Arrow scalar from the name's bytes: pa.array / pa.scalar of Python values would make
+    # pyarrow import pandas (~0.3 s of a command)
+    r = r.append_column("system", pa.repeat(text_array([result.runid])[0], r.num_rows))
     t = evaluate(r, qrels, measures=sorted(set(wanted.values())), ue=True, ties="trec_eval", reb="exact",
                  rel_level=relevance_level, queries="qrels" if complete else "intersect")
     qpos = {q: i for i, q in enumerate(result.qids)}
-    cols = {c: t[c].to_numpy(zero_copy_only=False) for c in UE_COLUMNS}
+    cols = {c: numpy_view(t[c], null_value=np.nan) for c in UE_COLUMNS}
     meas = t["measure"].to_pylist()
     qids = [str(x) for x in t["qid"].to_pylist()]
     per = {}
