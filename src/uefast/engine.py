@@ -276,20 +276,19 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
             offsets, perm, has_perm, labels, scores, qref, TIE_MODES[ties], kd.mode, kd.ints,
             kd.offsets, kd.data, (plan.kinds, plan.ks, plan.gtypes, plan.rels, plan.fparams,
                                   plan.norms), judged.nrel, judged.idcg, tabs)
-        if nan_error is not None and nan.any():
-            raise nan_error(first_nan(scores))
-        return out
-    out = np.zeros((nseg, len(plan.measures)))
-    nch = n_chunks(nseg)
-    nan = np.zeros(nch, np.int64)
-    with KERNEL_LOCK:
-        ranking_pass(_ro(offsets, np.int64), _ro(perm, np.int64), has_perm, _ro(labels), scores,
-                     scores.view(np.int64), _ro(qref, np.int64), TIE_MODES[ties], kd.mode,
-                     kd.ints, kd.offsets, kd.data, plan.kinds, plan.ks, plan.gtypes,
-                     plan.rels, plan.fparams, plan.norms, judged.nrel, judged.idcg, tabs,
-                     nch, float(COUNTING_FACTOR), bool(COUNTING_F32), int(SORT_NETWORK),
-                     top_k(plan) if TOP_K else 0,
-                     _NO_RISING if doc_rising is None else _ro(doc_rising, np.uint8), out, nan)
+    else:
+        out = np.zeros((nseg, len(plan.measures)))
+        nch = n_chunks(nseg)
+        nan = np.zeros(nch, np.int64)
+        with KERNEL_LOCK:
+            ranking_pass(_ro(offsets, np.int64), _ro(perm, np.int64), has_perm, _ro(labels),
+                         scores, scores.view(np.int64), _ro(qref, np.int64), TIE_MODES[ties],
+                         kd.mode, kd.ints, kd.offsets, kd.data, plan.kinds, plan.ks, plan.gtypes,
+                         plan.rels, plan.fparams, plan.norms, judged.nrel, judged.idcg, tabs,
+                         nch, float(COUNTING_FACTOR), bool(COUNTING_F32), int(SORT_NETWORK),
+                         top_k(plan) if TOP_K else 0,
+                         _NO_RISING if doc_rising is None else _ro(doc_rising, np.uint8), out,
+                         nan)
     if nan_error is not None and nan.any():
         raise nan_error(first_nan(scores))
     return out
