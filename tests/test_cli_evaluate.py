@@ -112,3 +112,75 @@ def test_backend_cuda(capsys, monkeypatch):
     assert main(["evaluate", "--backend", "cuda"]) == 2
     err = capsys.readouterr().err.strip()
     assert "cuda" in err and "cannot run here" in err and len(err.splitlines()) == 1
+
+
+def _two_runs_one_runid(tmp_path):
+    """Two run files whose lines carry the same runid ('indri'), as toolkits write them."""
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("".join(f"{q} 0 d{d} {int(d % 3 == 0)}\n" for q in range(1, 4) for d in range(6)))
+    paths = []
+    for name, order in (("ql", range(6)), ("rm", range(5, -1, -1))):
+        path = tmp_path / f"{name}.txt"
+        path.write_text("".join(f"{q} Q0 d{d} {r + 1} {-float(r)} indri\n"
+                                for q in range(1, 4) for r, d in enumerate(order)))
+        paths.append(str(path))
+    return str(qrels), paths
+
+
+def test_run_files_sharing_a_runid_need_names(tmp_path, capsys):
+    qrels, (ql, rm) = _two_runs_one_runid(tmp_path)
+    assert main(["evaluate", "--run", ql, rm, "--qrels", qrels]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "'indri' is also used by" in err and "--names" in err and len(err.splitlines()) == 1
+    assert main(["evaluate", "--run", ql, rm, "--names", "QL", "RM", "--qrels", qrels, "-m", "RR",
+                 "--format", "tsv", "--per-query"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    head = rows[0]
+    got = {(r[head.index("system")], r[head.index("qid")]): float(r[head.index("value")]) for r in rows[1:]}
+    # QL ranks d0 (relevant) first; RM ranks d5, d4, then d3 (relevant) third
+    assert got == {("QL", q): 1.0 for q in "123"} | {("RM", q): 1 / 3 for q in "123"}
+
+
+@pytest.mark.parametrize("extra,msg", [
+    (["--names", "A"], "--names: 2 run files but 1 names"),
+    (["--names", "A", "A"], "--names: 'A' given twice"),
+])
+def test_bad_names(tmp_path, capsys, extra, msg):
+    qrels, runs = _two_runs_one_runid(tmp_path)
+    assert main(["evaluate", "--run", *runs, "--qrels", qrels, *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert msg in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare", "reproduce"])
+def test_names_without_run(command, capsys):
+    assert main([command, "--names", "A"]) == 2
+    assert "--names needs --run" in capsys.readouterr().err
+
+
+def test_reproduce_takes_names(tmp_path, capsys):
+    qrels, runs = _two_runs_one_runid(tmp_path)
+    assert main(["reproduce", "--qrels", qrels, "--run", *runs, "--names", "A"]) == 2
+    assert "--names: 2 run files but 1 names" in capsys.readouterr().err
+
+
+def test_tsv_keeps_full_precision_for_compare(tmp_path, capsys):
+    """TSV is read back (e.g. by `uefast compare`): every value must survive the round trip,
+    so the tests run on the engine's numbers, not on 4-decimal roundings of them."""
+    import uefast
+
+    ref = uefast.evaluate(letor_sample(), measures=["AP"])
+    assert main(["evaluate", "-m", "AP", "--per-query", "--format", "tsv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = lines[0].split("\t")
+    got = [line.split("\t") for line in lines[1:]]
+    for col in ("value", "iub", "reb", "ue_v1", "ue_v2"):
+        assert [float(r[head.index(col)]) for r in got] == ref[col].to_pylist()
+    path = tmp_path / "pq.tsv"
+    path.write_text("\n".join(lines) + "\n")
+    pq.write_table(ref, tmp_path / "pq.parquet")
+    outs = []
+    for src in (path, tmp_path / "pq.parquet"):
+        assert main(["compare", str(src), "--method", "wilcoxon", "--format", "tsv"]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1]

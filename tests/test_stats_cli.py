@@ -90,3 +90,12 @@ def test_compare_trec_runs_directly(tmp_path, capsys):
     assert len(out) == 2 and out[1].split("\t")[:2] == ["a", "b"]
     assert cli_main(argv[:4] + ["--measure", "AP"]) == 2  # --run without --qrels
     assert "--run needs --qrels" in capsys.readouterr().err
+    # files that share a runid are told apart by --names
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.run"
+        path.write_text(path.read_text().replace(f" {name}\n", " indri\n"))
+    assert cli_main(argv) == 2
+    assert "--names" in capsys.readouterr().err
+    assert cli_main(argv[:4] + ["--names", "A", "B"] + argv[4:]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and out[1].split("\t")[:2] == ["A", "B"]

@@ -6,6 +6,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from uefast.cli._runs import add_names_argument, run_names
 from uefast.errors import InputError
 
 NAME = "compare"
@@ -38,6 +39,7 @@ def add_arguments(parser) -> None:
                              "`uefast evaluate --per-query`); or use --run/--qrels")
     parser.add_argument("--run", nargs="+", metavar="FILE",
                         help="TREC run files (one system each), evaluated first; needs --qrels")
+    add_names_argument(parser)
     parser.add_argument("--qrels", metavar="FILE", help="TREC qrels for --run")
     parser.add_argument("--measure", help="measure to compare (needed if the table has several)")
     parser.add_argument("--column", default="value",
@@ -60,6 +62,7 @@ def add_arguments(parser) -> None:
 
 def _input_table(args):
     """The per-query long table: read it, or evaluate ``--run`` files against ``--qrels``."""
+    names = run_names(args)
     if args.run:
         if not args.qrels:
             raise InputError("--run needs --qrels")
@@ -70,7 +73,8 @@ def _input_table(args):
         import uefast
         from uefast.io import read_qrels, read_run
 
-        return uefast.evaluate(read_run(args.run), read_qrels(args.qrels), [args.measure])
+        return uefast.evaluate(read_run(args.run, system=names), read_qrels(args.qrels),
+                               [args.measure])
     if not args.input:
         raise InputError("give a per-query table or --run FILE... --qrels FILE")
     return _load_long_table(args.input)

@@ -6,6 +6,8 @@ import json
 import os
 import sys
 
+from uefast.cli._runs import add_names_argument, run_names
+
 NAME = "evaluate"
 HELP = "evaluate runs (Parquet/Arrow/CSV LETOR tables, TREC runs + qrels, SVMlight) with IUB/REB/UE"
 DESCRIPTION = """\
@@ -24,6 +26,7 @@ examples:
   uefast evaluate                                   # embedded sample, per query and means
   uefast evaluate data.parquet -m nDCG@10 AP P@10 --format tsv > out.tsv
   uefast evaluate --run bm25.run dense.run --qrels qrels.txt -m nDCG@10 AP --per-query
+  uefast evaluate --run ql.txt rm3.txt --names QL RM3 --qrels qrels.txt   # files sharing a runid
   uefast evaluate --letor test.txt --scores lgbm.txt rf.txt -m "nDCG(gain=exp)@10" "AP(norm=k)@10"
   uefast evaluate --list-measures
 
@@ -34,6 +37,7 @@ exit codes: 0 success; 2 bad usage or bad input (one line on stderr naming the p
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("table", nargs="?", help="LETOR-style (or, with --qrels, TREC-style) table file")
     p.add_argument("--run", nargs="+", metavar="FILE", help="TREC run file(s)")
+    add_names_argument(p)
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file (or a qid/docid/label table)")
     p.add_argument("--letor", metavar="FILE", help="SVMlight/LETOR file with labels")
     p.add_argument("--scores", nargs="+", metavar="FILE", help="score files for --letor")
@@ -90,12 +94,14 @@ def _load(args):
         return t, None, {}, args.letor
     if args.scores:
         raise InputError("--scores needs --letor")
+    run_names(args)
     if args.run:
         if not args.qrels:
             raise InputError("--run needs --qrels")
         from uefast.io import read_qrels, read_run
 
-        return read_run(args.run), read_qrels(args.qrels), {}, " ".join(args.run)
+        return (read_run(args.run, system=run_names(args)), read_qrels(args.qrels), {},
+                " ".join(args.run))
     if args.table:
         t = _read_table(args.table, "table")
         qrels = None
@@ -212,10 +218,21 @@ def _fmt(v) -> str:
     return "" if v is None else str(v)
 
 
+def _tsv_cell(v) -> str:
+    """A TSV cell: floats at full precision (``repr``: the shortest text that reads back to the
+    same double; ``nan``, ``inf``), nulls empty."""
+    if isinstance(v, float):
+        return "nan" if v != v else repr(v)
+    return "" if v is None else str(v)
+
+
 def _write_tsv(t, out) -> None:
+    """The table as tab-separated text with a header line, column by column; values are not
+    rounded (the text format rounds to 4 decimals for reading; TSV is read back, e.g. by
+    ``uefast compare``)."""
+    cols = [[_tsv_cell(v) for v in t[name].to_pylist()] for name in t.column_names]
     out.write("\t".join(t.column_names) + "\n")
-    for row in t.to_pylist():
-        out.write("\t".join(_fmt(row[c]) for c in t.column_names) + "\n")
+    out.writelines("\t".join(row) + "\n" for row in zip(*cols))
 
 
 def _text_table(t, limit) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from uefast.cli._runs import add_names_argument, run_names
 from uefast.errors import InputError
 
 NAME = "reproduce"
@@ -31,6 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("table", nargs="?", help="LETOR-style Parquet or CSV table with score columns")
     parser.add_argument("--qrels", help="TREC qrels file (with --run)")
     parser.add_argument("--run", nargs="+", default=None, help="TREC run files (with --qrels)")
+    add_names_argument(parser)
     parser.add_argument("--systems", nargs="+", default=None, help="score columns to compare (LETOR table)")
     parser.add_argument("--out", default="uefast_reproduce", help="output folder (default: %(default)s)")
     parser.add_argument("--k", type=int, nargs="+", default=[5, 10, 15, 20, 30], help="cutoffs (default: %(default)s)")
@@ -76,13 +78,14 @@ def run(args: argparse.Namespace) -> int:
     if args.table is not None and args.qrels is not None:
         raise InputError("give either a TABLE or --qrels/--run, not both")
     data = qrels = None
+    names = run_names(args)
     if args.qrels is not None:
         from uefast.io import read_qrels, read_run
 
         if len(args.run) < 2:
             raise InputError(f"--run needs at least 2 run files; got {len(args.run)}")
         qrels = read_qrels(args.qrels)
-        data = read_run(args.run)
+        data = read_run(args.run, system=names)
     elif args.table is not None:
         data = _read_table(args.table)
     res = reproduce(

@@ -207,7 +207,8 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
             if name in seen:
                 raise InputError(
                     f"{parsed[fi]}: system name {name!r} is also used by {parsed[seen[name]]}; "
-                    "pass `system=[...]` with one distinct name per file"
+                    "give each file its own name: `system=[...]` in Python, `--names` on the "
+                    "command line"
                 )
             seen[name] = fi
     return pa.concat_tables(tables)
