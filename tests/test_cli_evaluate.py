@@ -184,3 +184,23 @@ def test_tsv_keeps_full_precision_for_compare(tmp_path, capsys):
         assert main(["compare", str(src), "--method", "wilcoxon", "--format", "tsv"]) == 0
         outs.append(capsys.readouterr().out)
     assert outs[0] == outs[1]
+
+
+def test_letor_with_lightgbm_group_file(tmp_path, capsys):
+    data = tmp_path / "rank.test"
+    data.write_text("2 1:0.5\n0 1:0.1\n1 1:0.2\n0 1:0.7\n1 1:0.9\n")
+    (tmp_path / "pred.txt").write_text("0.5\n0.1\n0.2\n0.9\n0.7\n")
+    argv = ["evaluate", "--letor", str(data), "--scores", str(tmp_path / "pred.txt"), "-m", "RR",
+            "--per-query", "--format", "tsv"]
+    assert main(argv) == 2
+    assert "no group file was found" in capsys.readouterr().err
+    (tmp_path / "rank.test.query").write_text("2\n3\n")
+    assert main(argv) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [(r[1], r[3]) for r in rows[1:]] == [("0", "1.0"), ("1", "0.5")]
+    (tmp_path / "one.txt").write_text("5\n")
+    assert main(argv + ["--group", str(tmp_path / "one.txt")]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [(r[1], r[3]) for r in rows[1:]] == [("0", "0.5")]
+    assert main(["evaluate", "--group", "g.txt"]) == 2
+    assert "--group needs --letor" in capsys.readouterr().err

@@ -119,7 +119,8 @@ def test_read_letor_without_docids(tmp_path):
 @pytest.mark.parametrize(
     ("letor", "scores", "match"),
     [
-        ("1 1:0.2\n", None, r"t.txt:1: expected 'label qid:<id> ...'"),
+        ("1 1:0.2\n", None, r"t.txt: no line has a 'qid:' field and no group file"),
+        ("1 qid:1 1:0.2\n1 1:0.2\n", None, r"t.txt:2: expected 'label qid:<id> ...'"),
         ("x qid:1 1:0.2\n", None, r"t.txt:1: label 'x' is not an integer"),
         ("1 qid:1 1:0.2\n", "0.1\n0.2\n", r"2 scores but .*t.txt has 1 lines"),
         ("1 qid:1 1:0.2\n", "abc\n", r"s.txt:1: score 'abc' is not a number"),
@@ -130,3 +131,49 @@ def test_read_letor_errors(tmp_path, letor, scores, match):
     sf = [_write(tmp_path, "s.txt", scores)] if scores else None
     with pytest.raises(InputError, match=match):
         read_letor(p, score_files=sf)
+
+
+GROUPED = "2 1:0.5 2:1.0\n0 1:0.1\n1 2:0.2 # docid = GX3\n0 1:0.7\n1 1:0.9\n"
+
+
+def test_read_letor_query_groups(tmp_path):
+    """LightGBM / XGBoost ranking data: no qid: fields, one group size per line in a side file
+    (found next to the data as <name>.query or <name>.group, or given)."""
+    p = _write(tmp_path, "rank.test", GROUPED)
+    with pytest.raises(InputError, match=r"rank.test: no line has a 'qid:' field and no group file"):
+        read_letor(p)
+    for suffix in (".query", ".group"):
+        g = _write(tmp_path, "rank.test" + suffix, "2\n\n3\n")
+        t = read_letor(p)
+        assert t["qid"].to_pylist() == ["0", "0", "1", "1", "1"]
+        assert t["label"].to_pylist() == [2, 0, 1, 0, 1]
+        assert "docid" not in t.column_names  # not every line names its docid
+        g.unlink()
+    other = _write(tmp_path, "sizes.txt", "1\n4\n")
+    s = _write(tmp_path, "lgbm.txt", "0.1\n0.2\n0.3\n0.4\n0.5\n")
+    t = read_letor(p, group_file=other, score_files=[s])
+    assert t["qid"].to_pylist() == ["0", "1", "1", "1", "1"] and t["lgbm"].to_pylist()[-1] == 0.5
+
+
+@pytest.mark.parametrize(("letor", "groups", "match"), [
+    (GROUPED, "2\n2\n", r"group sizes add up to 4 rows but .*t.txt has 5 lines"),
+    (GROUPED, "2\n0\n3\n", r"g.txt:2: group size 0 is not positive"),
+    (GROUPED, "2\nthree\n", r"g.txt:2: group size 'three' is not an integer"),
+    (GROUPED, "2 3\n", r"g.txt:1: expected one group size per line"),
+    (GROUPED, "", r"g.txt: empty group file"),
+    ("1 qid:1 1:0.2\n0 1:0.1\n", "2\n", r"t.txt:2: expected 'label qid:<id> ...'"),
+    ("1 qid:1 1:0.2\n0 qid:2 1:0.1\n", "2\n", r"t.txt:2: qid '2' inside group 0 of .*g.txt"),
+    ("1 qid:1 1:0.2\n0 qid:2 1:0.1\n1 qid:1 1:0\n", "1\n1\n1\n",
+     r"g.txt: groups 0 and 2 both hold qid '1'"),
+])
+def test_read_letor_group_errors(tmp_path, letor, groups, match):
+    p = _write(tmp_path, "t.txt", letor)
+    g = _write(tmp_path, "g.txt", groups)
+    with pytest.raises(InputError, match=match):
+        read_letor(p, group_file=g)
+
+
+def test_read_letor_groups_checked_against_qids(tmp_path):
+    p = _write(tmp_path, "t.txt", "1 qid:a 1:0.2\n0 qid:a 1:0.1\n1 qid:b 1:0\n")
+    t = read_letor(p, group_file=_write(tmp_path, "g.txt", "2\n1\n"))
+    assert t["qid"].to_pylist() == ["a", "a", "b"]  # the file's own qids are kept

@@ -19,6 +19,7 @@ Inputs (one of):
                    or, with --qrels, a TREC-style table (qid, docid, score[, system])
   --run FILE...    TREC run files (several become several systems), needs --qrels
   --letor FILE     an SVMlight/LETOR file, scored by --scores FILE... (one score per line)
+                   (LightGBM/XGBoost files without qid: take their queries from --group FILE)
   (nothing)        the package's embedded sample (60 queries, 4 systems)
 """
 EPILOG = """\
@@ -28,6 +29,7 @@ examples:
   uefast evaluate --run bm25.run dense.run --qrels qrels.txt -m nDCG@10 AP --per-query
   uefast evaluate --run ql.txt rm3.txt --names QL RM3 --qrels qrels.txt   # files sharing a runid
   uefast evaluate --letor test.txt --scores lgbm.txt rf.txt -m "nDCG(gain=exp)@10" "AP(norm=k)@10"
+  uefast evaluate --letor rank.test --scores pred.txt      # LightGBM data: groups from rank.test.query
   uefast evaluate --list-measures
 
 exit codes: 0 success; 2 bad usage or bad input (one line on stderr naming the problem)
@@ -41,6 +43,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file (or a qid/docid/label table)")
     p.add_argument("--letor", metavar="FILE", help="SVMlight/LETOR file with labels")
     p.add_argument("--scores", nargs="+", metavar="FILE", help="score files for --letor")
+    p.add_argument("--group", metavar="FILE",
+                   help="query group sizes for a --letor file without qid: fields (LightGBM "
+                        ".query / XGBoost .group; default: the --letor file's name + .query or "
+                        ".group, where it exists)")
     p.add_argument("-m", "--measures", nargs="+", default=["nDCG@10", "AP"],
                    help="measure strings (default: nDCG@10 AP)")
     p.add_argument("--no-ue", dest="ue", action="store_false", help="skip UE V1/V2")
@@ -90,10 +96,12 @@ def _load(args):
     if args.letor:
         from uefast.io import read_letor
 
-        t = read_letor(args.letor, score_files=args.scores)
+        t = read_letor(args.letor, score_files=args.scores, group_file=args.group)
         return t, None, {}, args.letor
     if args.scores:
         raise InputError("--scores needs --letor")
+    if args.group:
+        raise InputError("--group needs --letor")
     run_names(args)
     if args.run:
         if not args.qrels:

@@ -16,8 +16,10 @@ from pathlib import Path
 import numba as nb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from uefast.errors import InputError
+from uefast.inputs import numeric_array, numpy_view
 from uefast.io._scan import _count_lines
 from uefast.io._scan import _is_space as _sp
 from uefast.io._scan import gather_strings, line_text, parse_numbers, read_bytes, scan_fields
@@ -107,33 +109,66 @@ def _stem(path) -> str:
     return name
 
 
-def read_letor(path: str | os.PathLike, *, score_files: Sequence[str | os.PathLike] | None = None) -> pa.Table:
+#: Group files looked for next to a LETOR file without ``qid:`` fields, in this order: LightGBM's
+#: ``<data>.query`` (which LightGBM itself loads automatically) and XGBoost's ``<data>.group``.
+GROUP_SUFFIXES = (".query", ".group")
+
+
+def read_letor(path: str | os.PathLike, *, score_files: Sequence[str | os.PathLike] | None = None,
+               group_file: str | os.PathLike | None = None) -> pa.Table:
     """Read a LETOR / SVMlight file and attach per-system score files as columns.
 
     Returns columns ``qid`` (string), ``label`` (int64), ``docid`` (string; only when every line's
     comment carries ``docid = ...``) and one float64 column per score file, named by the file's
     stem (``run1.txt`` -> ``run1``).  Row order is file order.
 
+    Queries come from the lines' ``qid:`` fields, or, for files without them (LightGBM / XGBoost
+    ranking data), from a **group file**: one group size per line, the groups covering the rows
+    in file order; query i (0-based) gets qid ``"i"``.  ``group_file`` names it; by default
+    ``<path>.query`` (LightGBM's convention) or ``<path>.group`` (XGBoost's) is used when it
+    exists.  A group file given for a file *with* ``qid:`` fields is checked against them
+    (every group one qid, no qid in two groups) and the qids are kept.
+
     Raises
     ------
     InputError
-        Naming file and line: a line without a ``qid:`` field, a non-integer label, a
-        non-numeric score, a score file whose number of lines differs from the LETOR file,
-        duplicate score-column names, an empty file.
+        Naming file and line: a line without a ``qid:`` field (when others have one, or no
+        group file is found), a non-integer label, a non-numeric score, a score file whose
+        number of lines differs from the LETOR file, duplicate score-column names, an empty
+        file; a group size that is not a positive integer, group sizes that do not add up to
+        the number of rows, groups that disagree with the ``qid:`` fields.
     """
     buf = read_bytes(path)
     out, lineno, lstart, err = _scan_letor(buf)
     if out.shape[0] == 0:
         raise InputError(f"{path}: empty file (no 'label qid:Q features' lines)")
-    if err.any():
+    n = out.shape[0]
+    no_qid = bool(err.all())
+    if group_file is None and no_qid:
+        group_file = next((f"{path}{s}" for s in GROUP_SUFFIXES if os.path.isfile(f"{path}{s}")), None)
+        if group_file is None:
+            raise InputError(
+                f"{path}: no line has a 'qid:' field and no group file was found "
+                f"({path}.query or {path}.group: one query's number of lines per line, as "
+                f"LightGBM/XGBoost write them); give one with group_file= (CLI: --group FILE)")
+    if err.any() and not no_qid:
         r = int(np.flatnonzero(err)[0])
         raise InputError(f"{path}:{int(lineno[r])}: expected 'label qid:<id> ...': {line_text(buf, int(lstart[r]))!r}")
     labels = parse_numbers(gather_strings(buf, out[:, 0], out[:, 1], path=path), "int", path=path,
                            what="label", buf=buf, lineno=lineno, line_start=lstart)
-    cols = {"qid": gather_strings(buf, out[:, 2], out[:, 3], path=path), "label": pa.array(labels)}
+    if group_file is not None:
+        sizes = _read_groups(group_file, n, path)
+        if no_qid:
+            qid = pc.cast(numeric_array(np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)),
+                          pa.string())
+        else:
+            qid = gather_strings(buf, out[:, 2], out[:, 3], path=path)
+            _check_groups(qid, sizes, group_file, path, lineno)
+    else:
+        qid = gather_strings(buf, out[:, 2], out[:, 3], path=path)
+    cols = {"qid": qid, "label": numeric_array(labels)}
     if (out[:, 4] >= 0).all():
         cols["docid"] = gather_strings(buf, out[:, 4], out[:, 5], path=path)
-    n = out.shape[0]
     for sf in score_files or ():
         name = _stem(sf)
         if name in cols:
@@ -147,5 +182,51 @@ def read_letor(path: str | os.PathLike, *, score_files: Sequence[str | os.PathLi
             raise InputError(f"{sf}:{int(slines[r])}: expected one score per line: {line_text(sbuf, int(sstart[r]))!r}")
         scores = parse_numbers(gather_strings(sbuf, starts[0], ends[0], path=sf), "float", path=sf,
                                what="score", buf=sbuf, lineno=slines, line_start=sstart)
-        cols[name] = pa.array(scores, pa.float64())
+        cols[name] = numeric_array(np.ascontiguousarray(scores, np.float64))
     return pa.table(cols)
+
+
+def _read_groups(group_file, n_rows: int, path) -> np.ndarray:
+    """The group sizes in ``group_file`` (one positive integer per line), which must add up to
+    ``n_rows`` (the lines of ``path``)."""
+    gbuf = read_bytes(group_file)
+    starts, ends, nfields, glines, gstart = scan_fields(gbuf, 1)
+    if nfields.size == 0:
+        raise InputError(f"{group_file}: empty group file (one group size per line expected)")
+    if (nfields != 1).any():
+        r = int(np.flatnonzero(nfields != 1)[0])
+        raise InputError(f"{group_file}:{int(glines[r])}: expected one group size per line: "
+                         f"{line_text(gbuf, int(gstart[r]))!r}")
+    sizes = parse_numbers(gather_strings(gbuf, starts[0], ends[0], path=group_file), "int",
+                          path=group_file, what="group size", buf=gbuf, lineno=glines,
+                          line_start=gstart)
+    if (sizes <= 0).any():
+        r = int(np.flatnonzero(sizes <= 0)[0])
+        raise InputError(f"{group_file}:{int(glines[r])}: group size {int(sizes[r])} is not "
+                         f"positive: {line_text(gbuf, int(gstart[r]))!r}")
+    total = int(sizes.sum())
+    if total != n_rows:
+        raise InputError(f"{group_file}: group sizes add up to {total} rows but {path} has "
+                         f"{n_rows} lines")
+    return np.ascontiguousarray(sizes, np.int64)
+
+
+def _check_groups(qid: pa.Array, sizes: np.ndarray, group_file, path, lineno) -> None:
+    """Groups given for a file with ``qid:`` fields must be its queries: one qid per group, no
+    qid in two groups."""
+    codes = numpy_view(pc.dictionary_encode(qid).indices).astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    first = codes[starts]
+    mixed = np.flatnonzero(np.repeat(first, sizes) != codes)
+    if mixed.size:
+        r = int(mixed[0])
+        g = int(np.searchsorted(starts, r, side="right") - 1)
+        raise InputError(f"{path}:{int(lineno[r])}: qid {qid[r].as_py()!r} inside group {g} of "
+                         f"{group_file} (which starts with qid {qid[int(starts[g])].as_py()!r})")
+    if np.unique(first).size != first.size:
+        seen: dict[int, int] = {}
+        for g, c in enumerate(first.tolist()):
+            if c in seen:
+                raise InputError(f"{group_file}: groups {seen[c]} and {g} both hold qid "
+                                 f"{qid[int(starts[g])].as_py()!r} of {path}")
+            seen[c] = g
