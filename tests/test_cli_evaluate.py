@@ -204,3 +204,27 @@ def test_letor_with_lightgbm_group_file(tmp_path, capsys):
     assert [(r[1], r[3]) for r in rows[1:]] == [("0", "0.5")]
     assert main(["evaluate", "--group", "g.txt"]) == 2
     assert "--group needs --letor" in capsys.readouterr().err
+
+
+def test_run_queries_without_qrels_are_reported(tmp_path, capsys):
+    """Run rows of topics the qrels never judged are skipped, as trec_eval skips them: the CLI
+    says so on stderr (stdout stays a clean table), and fails when nothing is left."""
+    qrels, (ql, _) = _two_runs_one_runid(tmp_path)  # topics 1-3
+    extra = tmp_path / "extra.run"
+    extra.write_text(open(ql).read() + "7 Q0 dx 1 5.0 indri\n8 Q0 dy 1 5.0 indri\n8 Q0 dz 2 4.0 indri\n")
+    assert main(["evaluate", "--run", str(extra), "--qrels", qrels, "-m", "RR", "--format", "tsv"]) == 0
+    cap = capsys.readouterr()
+    assert cap.err.strip() == ("uefast: note: 3 run rows of 2 queries not in the qrels not evaluated "
+                               "(as in trec_eval); the table metadata 'uefast.info' counts every row")
+    assert cap.out.splitlines()[1].split("\t")[:3] == ["indri", "RR", "3"]
+    other = tmp_path / "other.run"
+    other.write_text("7 Q0 dx 1 5.0 r\n")
+    assert main(["evaluate", "--run", str(other), "--qrels", qrels]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no query of the run is in the qrels (1 run row of 1 query, none judged)" in err
+    assert len(err.splitlines()) == 1
+    # every qrels query (trec_eval -c): the qrels' 3 queries, scored 0, and the note
+    assert main(["evaluate", "--run", str(other), "--qrels", qrels, "--queries", "qrels", "-m", "RR",
+                 "--format", "tsv"]) == 0
+    cap = capsys.readouterr()
+    assert cap.out.splitlines()[1].split("\t")[:4] == ["r", "RR", "3", "0.0"] and "note" in cap.err

@@ -1,9 +1,13 @@
-"""``--run FILE... [--names NAME...]``: the TREC run files of a command and their system names.
+"""``--run FILE... [--names NAME...]``: the TREC run files of a command, their system names, and
+what became of their rows.
 
 Toolkits often write one fixed runid on every line (Indri: ``indri``, Anserini: ``Anserini``), so
 two of their runs cannot be told apart by it; ``--names`` gives each file its own name.
 """
 from __future__ import annotations
+
+import json
+import sys
 
 from uefast.errors import InputError
 
@@ -29,3 +33,21 @@ def run_names(args) -> list[str] | None:
         dup = next(n for n in args.names if args.names.count(n) > 1)
         raise InputError(f"--names: {dup!r} given twice")
     return list(args.names)
+
+
+def account_unevaluated(res) -> None:
+    """TREC-style input: say on stderr which run rows were not evaluated (queries without any
+    relevance judgment, skipped as trec_eval skips them), and fail, as trec_eval does, when no
+    query is left (the run and the qrels are of different topic sets, or swapped)."""
+    info = json.loads(res.schema.metadata.get(b"uefast.info", b"{}"))
+    rows = info.get("run_rows_query_not_in_qrels", 0)
+    if not rows:
+        return
+    nq = info["run_queries_not_in_qrels"]
+    rows_s = f"{rows:,} run row{'' if rows == 1 else 's'}"
+    queries_s = f"{nq:,} quer{'y' if nq == 1 else 'ies'}"
+    if res.num_rows == 0 and info.get("rows_evaluated") == 0:
+        raise InputError(f"no query of the run is in the qrels ({rows_s} of {queries_s}, none "
+                         f"judged): run and qrels swapped, or of different tracks?")
+    print(f"uefast: note: {rows_s} of {queries_s} not in the qrels not evaluated (as in "
+          f"trec_eval); the table metadata 'uefast.info' counts every row", file=sys.stderr)

@@ -6,7 +6,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from uefast.cli._runs import add_names_argument, run_names
+from uefast.cli._runs import account_unevaluated, add_names_argument, run_names
 from uefast.errors import InputError
 
 NAME = "compare"
@@ -73,8 +73,10 @@ def _input_table(args):
         import uefast
         from uefast.io import read_qrels, read_run
 
-        return uefast.evaluate(read_run(args.run, system=names), read_qrels(args.qrels),
-                               [args.measure])
+        res = uefast.evaluate(read_run(args.run, system=names), read_qrels(args.qrels),
+                              [args.measure])
+        account_unevaluated(res)
+        return res
     if not args.input:
         raise InputError("give a per-query table or --run FILE... --qrels FILE")
     return _load_long_table(args.input)

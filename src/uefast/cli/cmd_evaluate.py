@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from uefast.cli._runs import add_names_argument, run_names
+from uefast.cli._runs import account_unevaluated, add_names_argument, run_names
 
 NAME = "evaluate"
 HELP = "evaluate runs (Parquet/Arrow/CSV LETOR tables, TREC runs + qrels, SVMlight) with IUB/REB/UE"
@@ -140,6 +140,7 @@ def run(args) -> int:
     res = uefast.evaluate(table, qrels, args.measures, ue=args.ue, ties=args.ties, reb=args.reb,
                           degenerate=args.degenerate, rel_level=args.rel_level,
                           queries=args.queries, backend=args.backend, **kw)
+    account_unevaluated(res)
     means = uefast.aggregate(res)
     out = open(args.output, "w") if args.output and args.format != "parquet" else sys.stdout
     try:
