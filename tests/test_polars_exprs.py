@@ -75,6 +75,15 @@ def test_stat_keyword_and_ue_v2(df):
     assert np.array_equal(got["x"].to_numpy(), ref["nDCG@10"].to_numpy())
 
 
+@pytest.mark.parametrize("stat", ["value", "iub", "reb", "ue_v1", "ue_v2", "n_rel"])
+def test_measure_takes_the_stat_keyword(df, stat):
+    """``measure(m, label, score, stat=...)``, as data_schemas/polars.md documents it."""
+    got = df.group_by("qid", maintain_order=True).agg(
+        uep.measure("AP@10", "label", "score", stat=stat, docid="docid").alias("x"))
+    ref = _ref(df, ["AP@10"], stat)
+    assert np.array_equal(got["x"].to_numpy(), ref["AP@10"].to_numpy())
+
+
 def test_struct_shares_one_sort(df):
     ms = ["nDCG@10", "AP", "RR"]
     got = df.group_by("qid", maintain_order=True).agg(

@@ -42,9 +42,11 @@ __all__ = ["measure", "measures", "iub", "reb", "ue_v1", "ue_v2", "ndcg", "dcg",
 IntoExpr = Any  # a column name or a pl.Expr
 
 
-def measure(measure: str, label: IntoExpr, score: IntoExpr, **kw) -> pl.Expr:
-    """The value of one measure (e.g. ``"nDCG@10"``, ``"P(rel=2)@5"``) per group (Float64)."""
-    return build_expr(measure, label, score, stat="value", **kw)
+def measure(measure: str, label: IntoExpr, score: IntoExpr, *, stat: str = "value",
+            **kw) -> pl.Expr:
+    """One measure (e.g. ``"nDCG@10"``, ``"P(rel=2)@5"``) per group: its value, or with ``stat``
+    its ``"iub"``, ``"reb"``, ``"ue_v1"``, ``"ue_v2"`` (Float64) or ``"n_rel"`` (Int64)."""
+    return build_expr(measure, label, score, stat=stat, **kw)
 
 
 def iub(measure: str, label: IntoExpr, **kw) -> pl.Expr:

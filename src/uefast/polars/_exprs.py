@@ -56,9 +56,10 @@ def _map(packed: pl.Expr, fn, dtype) -> pl.Expr:
 def build_expr(measure, label, score, *, stat: str = "value", docid=None, ties: str = "trec_eval",
                reb: str = "exact", degenerate: str = "zero", rel_level: int = 1,
                max_label: int | None = None) -> pl.Expr:
-    """One Float64 per group: ``stat`` (value/iub/reb/ue_v1/ue_v2) of one measure."""
-    if stat not in STATS[:5]:
-        raise InputError(f"`stat` must be one of {list(STATS[:5])}, got {stat!r}")
+    """One value per group: ``stat`` (value/iub/reb/ue_v1/ue_v2: Float64; n_rel: Int64) of one
+    measure."""
+    if stat not in STATS:
+        raise InputError(f"`stat` must be one of {list(STATS)}, got {stat!r}")
     need_score = stat in ("value", "ue_v1", "ue_v2")
     if need_score and score is None:
         raise InputError(f"stat {stat!r} needs a score column")
@@ -67,13 +68,15 @@ def build_expr(measure, label, score, *, stat: str = "value", docid=None, ties: 
     if len(spec.measures) != 1:
         raise InputError("one measure expected; use uefast.polars.measures(...) for several")
 
+    dtype = pl.Int64 if stat == "n_rel" else pl.Float64
+
     def fn(s: pl.Series) -> pl.Series:
         r = compute(s, spec, want_value=need_score, want_ue=stat.startswith("ue"))
-        return pl.Series(s.name, getattr(r, stat)[:, 0], dtype=pl.Float64)
+        return pl.Series(s.name, getattr(r, stat)[:, 0], dtype=dtype)
 
     name = str(spec.measures[0]) + ("" if stat == "value" else f":{stat}")
     return _map(_packed(label, score if need_score else None, docid if need_score else None),
-                fn, pl.Float64).alias(name)
+                fn, dtype).alias(name)
 
 
 def _field_name(m, stat: str, only_value: bool) -> str:
