@@ -21,13 +21,14 @@ class ConfidenceInterval:
 
 def t_interval(mean: float, se: float, df: int, confidence_level: float, alternative: str):
     """Student-t interval ``mean ± t_{df, q} · se`` (one-sided for one-sided alternatives)."""
+    mean, se = float(mean), float(se)
     if alternative == "two-sided":
         q = float(special.stdtrit(df, 0.5 + confidence_level / 2))
         return ConfidenceInterval(mean - q * se, mean + q * se)
     q = float(special.stdtrit(df, confidence_level))
     if alternative == "greater":
-        return ConfidenceInterval(mean - q * se, np.inf)
-    return ConfidenceInterval(-np.inf, mean + q * se)
+        return ConfidenceInterval(mean - q * se, float(np.inf))
+    return ConfidenceInterval(float(-np.inf), mean + q * se)
 
 
 def percentile_interval(dist: np.ndarray, confidence_level: float, alternative: str):
