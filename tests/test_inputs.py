@@ -290,8 +290,13 @@ def test_numpy_view_equals_to_numpy():
     with pytest.raises(pa.ArrowInvalid):
         numpy_view(with_null)
     assert np.allclose(numpy_view(pa.chunked_array([with_null])), [1, np.nan, 3], equal_nan=True)
-    with pytest.raises(pa.ArrowInvalid):  # booleans are bit-packed: no zero-copy view
-        numpy_view(pa.array([True, False]))
+    # booleans (bit-packed, no view): unpacked, sliced at any bit offset
+    bools = pa.array(np.arange(37) % 3 == 0)
+    for arr in (bools, bools.slice(5), bools.slice(9, 20), bools.slice(37), pa.chunked_array([bools, bools])):
+        v = numpy_view(arr)
+        assert v.dtype == bool and np.array_equal(v, arr.to_numpy(zero_copy_only=False)), arr
+    with pytest.raises(pa.ArrowInvalid):
+        numpy_view(pa.array([True, None]))
 
 
 def test_text_array_equals_pa_array():

@@ -21,14 +21,17 @@ def add_names_argument(parser) -> None:
 
 
 def run_names(args) -> list[str] | None:
-    """The ``--names`` given for the ``--run`` files, checked (one distinct name per file), or
-    None: each line's runid names its system."""
+    """The ``--names`` given for the ``--run`` (or, ``uefast compare``, ``--trec-eval``) files,
+    checked (one distinct name per file), or None: each file's runid names its system."""
     if args.names is None:
         return None
-    if not args.run:
-        raise InputError("--names needs --run FILE...")
-    if len(args.names) != len(args.run):
-        raise InputError(f"--names: {len(args.run)} run files but {len(args.names)} names")
+    files = args.run or getattr(args, "trec_eval", None)
+    if not files:
+        raise InputError("--names needs --run FILE..." + (
+            " or --trec-eval FILE..." if hasattr(args, "trec_eval") else ""))
+    if len(args.names) != len(files):
+        kind = "run" if args.run else "trec_eval output"
+        raise InputError(f"--names: {len(files)} {kind} files but {len(args.names)} names")
     if len(set(args.names)) != len(args.names):
         dup = next(n for n in args.names if args.names.count(n) > 1)
         raise InputError(f"--names: {dup!r} given twice")

@@ -15,13 +15,16 @@ DESCRIPTION = """\
 Compare systems on per-query scores with a paired significance test.
 
 INPUT is the long per-query table written by `uefast evaluate` (Parquet, CSV or TSV with columns
-system, qid, measure, value, ...) or a CSV/TSV with columns qid, system, value. Queries missing
-for some system are handled by --missing and reported."""
+system, qid, measure, value, ...) or a CSV/TSV with columns qid, system, value; or give TREC runs
+(--run FILE... --qrels FILE, evaluated first) or trec_eval's per-topic output (--trec-eval FILE...,
+one `trec_eval -q` output per system). Queries missing for some system are handled by --missing
+and reported."""
 EPILOG = """\
 examples:
   uefast compare per_query.parquet --measure nDCG@10 --method bootstrap --correction holm
   uefast compare scores.tsv --method randomization --baseline bm25 --format tsv
-  uefast compare per_query.parquet --measure AP --column ue_v2 --method tukey_hsd"""
+  uefast compare per_query.parquet --measure AP --column ue_v2 --method tukey_hsd
+  uefast compare --trec-eval bm25.eval dense.eval --measure ndcg_cut_10 --method randomization"""
 
 _METHODS = ("t", "wilcoxon", "sign", "bootstrap", "randomization", "tukey_hsd")
 _TEXT_COLUMNS = (
@@ -39,6 +42,9 @@ def add_arguments(parser) -> None:
                              "`uefast evaluate --per-query`); or use --run/--qrels")
     parser.add_argument("--run", nargs="+", metavar="FILE",
                         help="TREC run files (one system each), evaluated first; needs --qrels")
+    parser.add_argument("--trec-eval", nargs="+", metavar="FILE",
+                        help="per-topic output of `trec_eval -q` (or `uefast trec_eval -q`), one "
+                             "file per system; --measure takes a trec_eval name (map, P_10, ...)")
     add_names_argument(parser)
     parser.add_argument("--qrels", metavar="FILE", help="TREC qrels for --run")
     parser.add_argument("--measure", help="measure to compare (needed if the table has several)")
@@ -61,13 +67,24 @@ def add_arguments(parser) -> None:
 
 
 def _input_table(args):
-    """The per-query long table: read it, or evaluate ``--run`` files against ``--qrels``."""
+    """The per-query long table: read it, evaluate ``--run`` files against ``--qrels``, or read
+    ``--trec-eval`` outputs."""
     names = run_names(args)
+    given = [opt for opt, v in (("a per-query table", args.input), ("--run", args.run),
+                                ("--trec-eval", args.trec_eval)) if v]
+    if len(given) > 1:
+        raise InputError(f"give one input: {' or '.join(given)}, not both")
+    if args.trec_eval:
+        from uefast.io import read_trec_eval_output
+
+        if args.qrels:
+            raise InputError("--qrels goes with --run, not with --trec-eval")
+        if not args.measure:
+            raise InputError("--trec-eval needs --measure (a trec_eval name, e.g. --measure map)")
+        return read_trec_eval_output(args.trec_eval, system=names)
     if args.run:
         if not args.qrels:
             raise InputError("--run needs --qrels")
-        if args.input:
-            raise InputError("give either a per-query table or --run/--qrels, not both")
         if not args.measure:
             raise InputError("--run needs --measure (e.g. --measure nDCG@10)")
         import uefast
@@ -78,7 +95,7 @@ def _input_table(args):
         account_unevaluated(res)
         return res
     if not args.input:
-        raise InputError("give a per-query table or --run FILE... --qrels FILE")
+        raise InputError("give a per-query table, --run FILE... --qrels FILE or --trec-eval FILE...")
     return _load_long_table(args.input)
 
 
