@@ -68,6 +68,10 @@ def rr(labels, k=None, rel=1):
     return 0.0
 
 
+def success(labels, k, rel=1):
+    return 1.0 if any(l >= rel for l in labels[: cut(k, len(labels))]) else 0.0
+
+
 def err(labels, k=None, lmax=4):
     total, stay = 0.0, 1.0
     for i, l in enumerate(labels[: cut(k, len(labels))]):
@@ -106,6 +110,8 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
         return err(labels, k, lmax)
     if name == "RBP":
         return rbp(labels, p, k, rel)
+    if name == "Success":
+        return success(labels, k, rel)
     raise KeyError(name)
 
 

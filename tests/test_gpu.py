@@ -16,7 +16,8 @@ import uefast.gpu.ranking as gpu_ranking
 from uefast.errors import InputError
 
 MEASURES = ["nDCG@10", "nDCG", "DCG@5", "nDCG(gain=exp)@10", "AP", "AP@10", "P@5", "R@10",
-            "Rprec", "RR", "RR@3", "ERR@20", "RBP(p=0.8)", "SP@10"]
+            "Rprec", "RR", "RR@3", "ERR@20", "RBP(p=0.8)", "SP@10",
+            "Success@5"]
 TOL = 1e-12
 
 

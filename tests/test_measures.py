@@ -5,7 +5,7 @@ from uefast.measures import REGISTRY
 
 ROUND_TRIP = [
     "nDCG@10", "nDCG", "nDCG(gain=exp)@10", "DCG@5", "AP", "AP@10", "AP(norm=k)@10",
-    "AP(norm=min)@5", "SP@10", "P@10", "P(rel=2)@10", "R@100", "Rprec", "RR", "RR@10",
+    "AP(norm=min)@5", "SP@10", "P@10", "P(rel=2)@10", "R@100", "Rprec", "RR", "RR@10", "Success@10", "Success(rel=2)@5",
     "ERR@20", "ERR(lmax=4)@20", "RBP(p=0.8)", "RBP(p=0.5)@100", "AP(rel=2)",
 ]
 

@@ -60,7 +60,8 @@ def test_named_functions_match_measure_strings(df):
              (uep.recall("label", "score", 10), "R@10"), (uep.rprec("label", "score"), "Rprec"),
              (uep.rr("label", "score"), "RR"), (uep.err("label", "score", k=5, lmax=4), "ERR(lmax=4)@5"),
              (uep.rbp("label", "score", p=0.8), "RBP(p=0.8)"),
-             (uep.precision("label", "score", 3, rel=2), "P(rel=2)@3")]
+             (uep.precision("label", "score", 3, rel=2), "P(rel=2)@3"),
+             (uep.success("label", "score", 5), "Success@5")]
     got = df.group_by("qid", maintain_order=True).agg(
         [e.alias(f"c{i}") for i, (e, _) in enumerate(pairs)])
     ref = _ref(df, [m for _, m in pairs], ties="input")

@@ -19,6 +19,7 @@ PAIRS = {  # trec_eval measure -> uefast measure
     "P_5": "P@5", "P_10": "P@10", "P_30": "P@30", "recall_5": "R@5", "recall_100": "R@100",
     "ndcg_cut_5": "nDCG@5", "ndcg_cut_10": "nDCG@10", "ndcg_cut_30": "nDCG@30",
     "map_cut_5": "AP@5", "map_cut_100": "AP@100",
+    "success_1": "Success@1", "success_5": "Success@5", "success_10": "Success@10",
 }
 
 

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(not (RUNS and QRELS.is_file()),
 CORE = {  # uefast measure -> trec_eval measure
     "nDCG@10": "ndcg_cut_10", "nDCG@20": "ndcg_cut_20", "nDCG": "ndcg", "AP": "map",
     "AP@100": "map_cut_100", "P@10": "P_10", "P@20": "P_20", "R@100": "recall_100",
-    "RR": "recip_rank", "Rprec": "Rprec",
+    "RR": "recip_rank", "Rprec": "Rprec", "Success@1": "success_1", "Success@10": "success_10",
 }
 
 

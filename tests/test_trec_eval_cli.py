@@ -105,6 +105,10 @@ def test_ue_lines(files, capsys):
     names = [line.split("\t")[0].strip() for line in out if "\t1\t" in line]
     assert names == ["map", "map_iub", "map_reb", "map_ue_v1", "map_ue_v2",
                      "P_2", "P_2_iub", "P_2_reb", "P_2_ue_v1", "P_2_ue_v2"]
+    out = _out(capsys, ["--ue", "-q", "-msuccess.1", *files]).splitlines()
+    names = [line.split("\t")[0].strip() for line in out if "\t1\t" in line]
+    assert names == ["success_1", "success_1_iub", "success_1_reb", "success_1_ue_v1",
+                     "success_1_ue_v2"]
 
 
 def test_python_api_and_measure_order():

@@ -33,7 +33,8 @@ from uefast.inputs import (
 from uefast.inputs import kernel_array as _ro
 from uefast.kernels.driver import judged_pass, n_chunks, ranking_pass
 from uefast.kernels.grouping import counting_sort, find_duplicate, run_starts_bytes, run_starts_int
-from uefast.kernels.metrics import K_AP, K_DCG, K_ERR, K_NDCG, K_P, K_R, K_RBP, K_RR, K_SP
+from uefast.kernels.metrics import (K_AP, K_DCG, K_ERR, K_NDCG, K_P, K_R, K_RBP, K_RR, K_SP,
+                                    K_SUCCESS)
 from uefast.kernels.docrank import docid_byte_ranks
 from uefast.kernels.ordering import DOC_BYTES, DOC_INT, DOC_NONE, TIE_DOCID, TIE_EXPECTED, TIE_INPUT
 from uefast.measures import GAIN_CODES, NORM_CODES, Measure
@@ -195,7 +196,7 @@ def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "ex
 
 
 # Measures whose value with a cutoff k reads ranks < k only (R-prec reads the top Np instead).
-_TRUNCATABLE = frozenset({K_DCG, K_NDCG, K_P, K_R, K_SP, K_AP, K_RR, K_ERR, K_RBP})
+_TRUNCATABLE = frozenset({K_DCG, K_NDCG, K_P, K_R, K_SP, K_AP, K_RR, K_ERR, K_RBP, K_SUCCESS})
 
 
 def top_k(plan: MeasurePlan) -> int:

@@ -4,6 +4,7 @@ Measure strings follow ir_measures where it has a name::
 
     nDCG@10   nDCG(gain=exp)@10   DCG@5   AP   AP@10   AP(norm=k)@10   SP@10
     P@10   P(rel=2)@10   R@100   Rprec   RR   RR@10   ERR@20   ERR(lmax=4)@20   RBP(p=0.8)
+    Success@10
 
 ``str(measure)`` is the canonical form (defaults left out) and ``parse_measure(str(m)) == m``.
 Parameters:
@@ -49,6 +50,7 @@ KIND = {
     "RR": 7,
     "ERR": 8,
     "RBP": 9,
+    "Success": 10,
 }
 GAIN_CODES = {"lin": 0, "exp": 1}
 NORM_CODES = {"rel": 0, "k": 1, "min": 2}
@@ -101,6 +103,9 @@ _register(MeasureDef("ERR", KIND["ERR"], "expected reciprocal rank, theta(l) = (
                      {"lmax": None}, binary=False))
 _register(MeasureDef("RBP", KIND["RBP"], "rank-biased precision (1-p) sum p^(i-1) rel_i (binary)",
                      {"p": 0.8, "rel": None}, always_show=("p",)))
+_register(MeasureDef("Success", KIND["Success"],
+                     "1 if a relevant document is in the top k, else 0 (trec_eval success_k; Hit@k)",
+                     {"rel": None}, cutoff="required"), aliases=("Hit", "success"))
 ALIASES["PaperAP"] = ("AP", {"norm": "k"}, False)
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 __all__ = ["gain", "measure_plain", "measure_tied", "measure_iub", "measure_reb", "paper_reb"]
 
-K_DCG, K_NDCG, K_P, K_R, K_RPREC, K_SP, K_AP, K_RR, K_ERR, K_RBP = range(10)
+K_DCG, K_NDCG, K_P, K_R, K_RPREC, K_SP, K_AP, K_RR, K_ERR, K_RBP, K_SUCCESS = range(11)
 NORM_REL, NORM_K, NORM_MIN = 0, 1, 2
 
 _jit = nb.njit(cache=True, nogil=True)
@@ -264,6 +264,44 @@ def rr_tied(lab, gend, ng, n, k, rel):
     return 0.0
 
 
+# --------------------------------------------------------------------------- Success
+@_jit
+def success_plain(lab, n, k, rel):
+    """Success@k = 1 if a relevant document is among the top K, else 0 (trec_eval success_k)."""
+    K = _cut(k, n)
+    for i in range(K):
+        if lab[i] >= rel:
+            return 1.0
+    return 0.0
+
+
+@_jit
+def success_tied(lab, gend, ng, n, k, rel):
+    """Tie-aware Success@k: 1 once a group wholly inside the top K holds a relevant document;
+    for the group the cut splits (t documents, r relevant, j = K - s of them above the cut, s the
+    group's start) the chance that one of the j is relevant, 1 - C(t-r, j)/C(t, j)."""
+    K = _cut(k, n)
+    start = 0
+    for g in range(ng):
+        if start >= K:
+            return 0.0
+        end = gend[g]
+        r = _count_rel(lab, start, end, rel)
+        if end <= K:
+            if r > 0:
+                return 1.0
+        else:
+            if r == 0:
+                return 0.0
+            t = end - start
+            q = 1.0  # C(t-r, j)/C(t, j) = prod_{i<j} (t-r-i)/(t-i)
+            for i in range(K - start):
+                q *= max(t - r - i, 0) / (t - i + 0.0)
+            return 1.0 - q
+        start = end
+    return 0.0
+
+
 @_jit
 def err_plain(lab, n, k, lmax):
     """ERR@k = sum_{r<=K} theta(l_r)/r * prod_{j<r} (1 - theta(l_j)) (Chapelle et al. 2009)."""
@@ -337,6 +375,8 @@ def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos):
         return err_plain(lab, n, k, fparam)
     if kind == K_RBP:
         return rbp_plain(lab, n, k, rel, fparam)
+    if kind == K_SUCCESS:
+        return success_plain(lab, n, k, rel)
     return np.nan
 
 
@@ -363,6 +403,8 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs
         return err_tied(lab, gend, ng, n, k, fparam, scratch)
     if kind == K_RBP:
         return rbp_tied(lab, gend, ng, n, k, rel, fparam)
+    if kind == K_SUCCESS:
+        return success_tied(lab, gend, ng, n, k, rel)
     return np.nan
 
 
@@ -370,8 +412,8 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs
 def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
     """IUB from the judged labels ``lab[0:n]`` sorted descending (the ideal ranking). Binary
     measures in closed form (SPEC_math §2): P@k = min(Np,k)/k, R@k = min(Np,k)/Np, SP@k =
-    min(Np,K), AP = SP/denominator, RR = R-prec = 1; DCG, ERR and RBP by their plain routine on
-    the ideal ranking (nDCG: the caller divides by IDCG)."""
+    min(Np,K), AP = SP/denominator, RR = R-prec = Success@k = 1; DCG, ERR and RBP by their plain
+    routine on the ideal ranking (nDCG: the caller divides by IDCG)."""
     if kind == K_DCG or kind == K_NDCG:
         return dcg_plain(lab, n, k, gtype, tabs)
     if kind == K_ERR:
@@ -389,7 +431,7 @@ def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
         return float(min(nrel, K))
     if kind == K_AP:
         return min(nrel, K) / ap_denominator(norm, k, nrel)
-    return 1.0  # RR, R-prec
+    return 1.0  # RR, R-prec, Success
 
 
 @_jit
@@ -401,6 +443,7 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
     DCG@k: gsum/n * sum_{i<=K} d(i)        P@k: K Np/(n k)       R@k: K/n      R-prec: Np/n
     SP@k: bK + (a-b) H_K (AP: / its denominator)                RBP: a (1 - p^K)
     RR@k: sum_{t=1..min(K,Nn+1)} [C(Nn,t-1)/C(n,t-1)] Np/(n-t+1)/t
+    Success@k: 1 - C(Nn,K)/C(n,K) (the chance that not all top K are non-relevant)
     ERR@k: sum_r (E_{r-1} - E_r)/r, E_m = e_m(y)/C(n,m), by the tie-aware routine's normalised DP
     with one tie group (``gend``/``scratch`` are its buffers)."""
     K = _cut(k, n)
@@ -426,8 +469,13 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
         if kind == K_SP:
             return sp
         return sp / ap_denominator(norm, k, nrel)
-    # RR: q_t = C(Nn, t-1)/C(n, t-1) = P(the first t-1 documents are all non-relevant)
     nn = n - nrel
+    if kind == K_SUCCESS:
+        q = 1.0  # C(Nn, K)/C(n, K) = prod_{i<K} (Nn-i)/(n-i)
+        for i in range(K):
+            q *= max(nn - i, 0) / (n - i + 0.0)
+        return 1.0 - q
+    # RR: q_t = C(Nn, t-1)/C(n, t-1) = P(the first t-1 documents are all non-relevant)
     s = 0.0
     q = 1.0
     for t in range(1, min(K, nn + 1) + 1):

@@ -37,7 +37,8 @@ from uefast.polars._exprs import build_expr, build_struct
 from uefast.polars._frame import evaluate
 
 __all__ = ["measure", "measures", "iub", "reb", "ue_v1", "ue_v2", "ndcg", "dcg", "ap", "sp",
-           "precision", "recall", "rprec", "rr", "err", "rbp", "evaluate", "register_namespace"]
+           "precision", "recall", "rprec", "rr", "success", "err", "rbp", "evaluate",
+           "register_namespace"]
 
 IntoExpr = Any  # a column name or a pl.Expr
 
@@ -137,6 +138,12 @@ def rr(label: IntoExpr, score: IntoExpr, k: int | None = None, *, rel: int | Non
        stat: str = "value", **kw) -> pl.Expr:
     """RR@k = 1/rank of the first relevant document within the top k, else 0."""
     return _stat_expr(_m("RR", k, rel=rel), label, score, stat, kw)
+
+
+def success(label: IntoExpr, score: IntoExpr, k: int, *, rel: int | None = None,
+            stat: str = "value", **kw) -> pl.Expr:
+    """Success@k = 1 if a relevant document is in the top k, else 0 (trec_eval success_k)."""
+    return _stat_expr(_m("Success", k, rel=rel), label, score, stat, kw)
 
 
 def err(label: IntoExpr, score: IntoExpr, k: int | None = None, *, lmax: int | None = None,

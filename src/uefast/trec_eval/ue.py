@@ -3,8 +3,8 @@ engine (:func:`uefast.evaluate`) also computes.
 
 Mapping (trec_eval printed name -> engine measure): ``map`` -> ``AP``, ``P_k`` -> ``P@k``,
 ``ndcg_cut_k`` -> ``nDCG@k``, ``recip_rank`` -> ``RR``, ``Rprec`` -> ``Rprec``, ``recall_k`` ->
-``R@k``, ``map_cut_k`` -> ``AP@k``.  For each mapped value four more lines are printed right after
-it, in trec_eval's format: ``<name>_iub``, ``<name>_reb``, ``<name>_ue_v1``, ``<name>_ue_v2``
+``R@k``, ``map_cut_k`` -> ``AP@k``, ``success_k`` -> ``Success@k``.  For each mapped value four
+more lines are printed right after it, in trec_eval's format: ``<name>_iub``, ``<name>_reb``, ``<name>_ue_v1``, ``<name>_ue_v2``
 (per topic with ``-q``, and the mean over the evaluated topics for ``all``).
 """
 from __future__ import annotations
@@ -20,7 +20,8 @@ from uefast.inputs import numpy_view, text_array
 __all__ = ["engine_measure", "ue_extra", "UE_COLUMNS"]
 
 UE_COLUMNS = ("iub", "reb", "ue_v1", "ue_v2")
-_CUT = {"P": "P@{}", "ndcg_cut": "nDCG@{}", "recall": "R@{}", "map_cut": "AP@{}"}
+_CUT = {"P": "P@{}", "ndcg_cut": "nDCG@{}", "recall": "R@{}", "map_cut": "AP@{}",
+        "success": "Success@{}"}
 _PLAIN = {"map": "AP", "recip_rank": "RR", "Rprec": "Rprec"}
 
 
@@ -28,7 +29,7 @@ def engine_measure(name: str) -> str | None:
     """The :func:`uefast.evaluate` measure for a trec_eval printed name (None: no counterpart)."""
     if name in _PLAIN:
         return _PLAIN[name]
-    m = re.fullmatch(r"(P|ndcg_cut|recall|map_cut)_(\d+)", name)
+    m = re.fullmatch(r"(P|ndcg_cut|recall|map_cut|success)_(\d+)", name)
     return _CUT[m.group(1)].format(int(m.group(2))) if m else None
 
 
