@@ -21,7 +21,9 @@ def test_round_trip(text):
 @pytest.mark.parametrize("alias,canonical", [
     ("NDCG@10", "nDCG@10"), ("MAP", "AP"), ("PaperAP@10", "AP(norm=k)@10"), ("MSP@10", "SP@10"),
     ("P(rel=1)@10", "P(rel=1)@10"), ("RBP", "RBP(p=0.8)"), ("nDCG(gain=lin)@3", "nDCG@3"),
-    (" P @ 5 ", "P@5"), ("MRR@10", "RR@10"),
+    (" P @ 5 ", "P@5"), ("MRR@10", "RR@10"), ("Hit@5", "Success@5"),
+    ("nDCG(dcg='exp-log2')@10", "nDCG(gain=exp)@10"), ('DCG(dcg="log2")@5', "DCG@5"),
+    ("nDCG(dcg=exp-log2)", "nDCG(gain=exp)"), ("P(rel='2')@5", "P(rel=2)@5"),
 ])
 def test_aliases_and_defaults(alias, canonical):
     assert str(parse_measure(alias)) == canonical
@@ -46,6 +48,8 @@ def test_matmul_sets_cutoff():
     ("P(rel)@10", "must be in format"),
     ("nDCG@@10", "cutoff must be a positive integer"),
     ("nDCG(gain=exp", "must be in format"),
+    ("nDCG(dcg=exp)@10", r"`dcg` \(ir_measures' spelling of `gain`\) must be one of"),
+    ("Success", "Success needs a cutoff"),
 ])
 def test_parse_errors_name_the_problem(text, match):
     with pytest.raises(MeasureParseError, match=match):

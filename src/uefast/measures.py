@@ -19,6 +19,7 @@ Parameters:
 * ``p``    -- RBP persistence.
 
 Paper aliases: ``PaperAP@k`` is ``AP(norm=k)@k`` and ``MSP@k`` is ``SP@k`` (Santu & Feng 2022).
+ir_measures' ``nDCG(dcg='exp-log2')@10`` (and ``dcg='log2'``) are read as ``gain=exp`` (``lin``).
 """
 from __future__ import annotations
 
@@ -158,6 +159,8 @@ def _fmt(v: Any) -> str:
 _MEASURE_RE = re.compile(
     r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)\s*(?:\((?P<params>[^()]*)\))?\s*(?:@\s*(?P<cut>[^\s]+))?\s*$"
 )
+#: ir_measures' spelling of the DCG gain (``nDCG(dcg='exp-log2')@10``) -> uefast's ``gain``.
+_IR_MEASURES_DCG = {"log2": "lin", "exp-log2": "exp"}
 _FORMAT = "must be in format Measure(k1=v1,k2=v2)@cutoff, e.g. nDCG@10, P(rel=2)@10, RBP(p=0.8)"
 
 
@@ -236,6 +239,14 @@ def parse_measure(text: "str | Measure") -> Measure:
             if "=" not in item:
                 raise MeasureParseError(f"measure {text!r} {_FORMAT}")
             key, raw = (s.strip() for s in item.split("=", 1))
+            if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+                raw = raw[1:-1]  # ir_measures quotes its string values: dcg='exp-log2'
+            if key == "dcg" and name in ("DCG", "nDCG"):
+                if raw not in _IR_MEASURES_DCG:
+                    raise MeasureParseError(f"measure {text!r}: `dcg` (ir_measures' spelling of "
+                                            f"`gain`) must be one of {list(_IR_MEASURES_DCG)}, "
+                                            f"got {raw!r}")
+                key, raw = "gain", _IR_MEASURES_DCG[raw]
             if key not in REGISTRY[name].params:
                 raise MeasureParseError(
                     f"measure {text!r}: unknown parameter `{key}` for {name}; known: {sorted(REGISTRY[name].params)}")
