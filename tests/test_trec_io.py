@@ -100,6 +100,19 @@ LETOR = (
 )
 
 
+def test_read_run_ranks_ignore(tmp_path):
+    """trec_eval never reads the rank field; ranks="ignore" accepts any token (rank column null),
+    the default still rejects one that is not an integer (it catches swapped columns)."""
+    p = _write(tmp_path, "r.txt", "301 Q0 d1 1.0 2.5 s\n301 Q0 d2 - 1.5 s\n")
+    with pytest.raises(InputError, match=r"r.txt:1: rank '1.0' is not an integer"):
+        read_run(p)
+    t = read_run(p, ranks="ignore")
+    assert t["rank"].null_count == 2 and t["score"].to_pylist() == [2.5, 1.5]
+    assert read_run(_write(tmp_path, "ok.txt", "301 Q0 d1 1 2.5 s\n"), ranks="ignore")["rank"].null_count == 1
+    with pytest.raises(InputError, match="`ranks` must be 'check' or 'ignore'"):
+        read_run(p, ranks="skip")
+
+
 def test_read_letor_with_score_files(tmp_path):
     p = _write(tmp_path, "test.txt", LETOR)
     s1 = _write(tmp_path, "lambdamart.txt", "0.5\n-1.25\n3\n")

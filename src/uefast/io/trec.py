@@ -90,7 +90,7 @@ def _ascii_strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.
     return string_array(offsets, data)
 
 
-def _read_run_fast(path: PathLike, sysname, extra_columns: str) -> pa.Table | None:
+def _read_run_fast(path: PathLike, sysname, extra_columns: str, ranks: str = "check") -> pa.Table | None:
     """One run file through the fused scanner (:func:`uefast.io._fast.scan_run`); ``None`` when
     the file needs the general reader (an odd line, non-ASCII text, a number Arrow must judge and
     refuses, a repeated (qid, docno) -- which may or may not be an error, depending on runids)."""
@@ -101,7 +101,7 @@ def _read_run_fast(path: PathLike, sysname, extra_columns: str) -> pa.Table | No
         return None
     score = bits.view(np.float64)
     try:
-        if slow_r.size:
+        if slow_r.size and ranks == "check":
             a, b = _fast.next_field(buf, de[slow_r])
             v = pc.cast(pa.array([bytes(buf[x:y]).decode() for x, y in zip(a, b)], pa.string()), pa.int64())
             rank[slow_r] = v.to_numpy(zero_copy_only=False)
@@ -118,13 +118,14 @@ def _read_run_fast(path: PathLike, sysname, extra_columns: str) -> pa.Table | No
     n = qs.size
     sys_col = (_ascii_strings(buf, ys, ye) if sysname is None
                else pa.repeat(pa.scalar(str(sysname), pa.string()), n))
+    rank_col = numeric_array(rank) if ranks == "check" else pa.nulls(n, pa.int64())
     return pa.Table.from_arrays([_ascii_strings(buf, qs, qe), _ascii_strings(buf, ds, de),
-                                 numeric_array(score), sys_col, numeric_array(rank)],
+                                 numeric_array(score), sys_col, rank_col],
                                 schema=RUN_SCHEMA)
 
 
 def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequence[str] | None = None,
-             extra_columns: str = "error") -> pa.Table:
+             extra_columns: str = "error", ranks: str = "check") -> pa.Table:
     """Read one or several TREC run files into one Arrow table.
 
     Each content line is ``qid Q0 docno rank score runid``.  Returns columns ``qid`` (string),
@@ -142,6 +143,10 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
     extra_columns:
         ``"error"`` (default) rejects lines with more than 6 fields; ``"ignore"`` drops fields
         after the 6th, as trec_eval does (its ``results.trunc`` test file has such lines).
+    ranks:
+        ``"check"`` (default): the rank field must be an integer (a rank that is not catches
+        swapped rank/score columns). ``"ignore"``: any token, as trec_eval reads it (it ranks by
+        score and never parses the field); the ``rank`` column is then null.
 
     Raises
     ------
@@ -152,6 +157,8 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
     """
     if extra_columns not in ("error", "ignore"):
         raise InputError(f"`extra_columns` must be 'error' or 'ignore', got {extra_columns!r}")
+    if ranks not in ("check", "ignore"):
+        raise InputError(f"`ranks` must be 'check' or 'ignore', got {ranks!r}")
     paths = [paths_or_path] if isinstance(paths_or_path, (str, os.PathLike)) else list(paths_or_path)
     if not paths:
         raise InputError("read_run: no run file given")
@@ -170,10 +177,10 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
     workers = min(len(paths), usable_cpus())
     if workers > 1:
         with ThreadPoolExecutor(workers) as ex:
-            fast = list(ex.map(lambda ps: _read_run_fast(ps[0], ps[1], extra_columns),
+            fast = list(ex.map(lambda ps: _read_run_fast(ps[0], ps[1], extra_columns, ranks),
                                zip(paths, systems)))
     else:
-        fast = [_read_run_fast(p, s, extra_columns) for p, s in zip(paths, systems)]
+        fast = [_read_run_fast(p, s, extra_columns, ranks) for p, s in zip(paths, systems)]
     for path, sysname, t in zip(paths, systems, fast):  # no repeated (qid, docno) in t
         if t is not None:
             tables.append(t)
@@ -183,11 +190,14 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
         n = p.nfields.size
         score = parse_numbers(p.col(4), "float", path=p.path, what="score", buf=p.buf,
                               lineno=p.lineno, line_start=p.line_start)
-        rank = parse_numbers(p.col(3), "int", path=p.path, what="rank", buf=p.buf,
-                             lineno=p.lineno, line_start=p.line_start)
+        if ranks == "check":
+            rank = numeric_array(parse_numbers(p.col(3), "int", path=p.path, what="rank",
+                                               buf=p.buf, lineno=p.lineno, line_start=p.line_start))
+        else:
+            rank = pa.nulls(n, pa.int64())
         sys_col = p.col(5) if sysname is None else pa.repeat(pa.scalar(str(sysname), pa.string()), n)
         tables.append(pa.Table.from_arrays([p.col(0), p.col(2), numeric_array(score), sys_col,
-                                            numeric_array(rank)],
+                                            rank],
                                            schema=RUN_SCHEMA))
         parsed.append(p.path)
         general.append((len(tables) - 1, p, sysname))

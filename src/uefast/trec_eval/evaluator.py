@@ -71,8 +71,8 @@ def evaluate_trec(run: pa.Table | ScannedRun | str | os.PathLike, qrels: pa.Tabl
 
     ``run`` / ``qrels`` may also be file paths (plain or gzip): they are then read by the fused
     fast path (:meth:`ScannedRun.scan`, :meth:`QrelsIndex.from_file`; run lines with more than six
-    fields are accepted, as trec_eval does), with the same errors as :func:`uefast.io.read_run` /
-    :func:`uefast.io.read_qrels`.
+    fields are accepted and the rank field is not read, as in trec_eval), with the same errors as
+    :func:`uefast.io.read_run` (``ranks="ignore"``) / :func:`uefast.io.read_qrels`.
     """
     if isinstance(qrels, (str, os.PathLike)):
         qrels = QrelsIndex.from_file(qrels)

@@ -304,11 +304,11 @@ class ScannedRun:
     def scan(cls, path, *, extra_columns: str = "ignore") -> "ScannedRun":
         self = cls(path, extra_columns)
         buf = _fast.read_bytes(path)
-        ok, qs, qe, ds, de, dh, dw0, dw1, bits, slow_s, slow_r, rs, re_, _, _, _ = _fast.scan_run(
+        ok, qs, qe, ds, de, dh, dw0, dw1, bits, slow_s, _, rs, re_, _, _, _ = _fast.scan_run(
             buf, extra_columns != "ignore", full=False)
         score = bits.view(np.float64)
-        if ok and (slow_s.size or slow_r.size):
-            ok = self._slow_numbers(buf, de, score, slow_s, slow_r)
+        if ok and slow_s.size:  # the rank field is never read: trec_eval ignores it
+            ok = self._slow_numbers(buf, de, score, slow_s)
         if ok and np.isnan(score).any():
             ok = False
         if ok:  # group rows by qid; a repeated (qid, docno) -> the general reader's error
@@ -323,21 +323,17 @@ class ScannedRun:
     def _general(self) -> "ScannedRun":
         from uefast.io import read_run
 
-        self.table = read_run(self.path, extra_columns=self.extra_columns)
+        self.table = read_run(self.path, extra_columns=self.extra_columns, ranks="ignore")
         return self
 
     @staticmethod
-    def _slow_numbers(buf, de, score, slow_s, slow_r) -> bool:
-        """Numbers the fused parser leaves to Arrow (as the general reader parses them)."""
+    def _slow_numbers(buf, de, score, slow_s) -> bool:
+        """Scores the fused parser leaves to Arrow (as the general reader parses them)."""
         try:
-            if slow_r.size:
-                s, e = _fast.next_field(buf, de[slow_r])
-                pc.cast(pa.array([bytes(buf[a:b]).decode() for a, b in zip(s, e)], pa.string()), pa.int64())
-            if slow_s.size:
-                s, e = _fast.next_field(buf, de[slow_s])
-                s, e = _fast.next_field(buf, e)
-                v = pc.cast(pa.array([bytes(buf[a:b]).decode() for a, b in zip(s, e)], pa.string()), pa.float64())
-                score[slow_s] = v.to_numpy(zero_copy_only=False)
+            s, e = _fast.next_field(buf, de[slow_s])
+            s, e = _fast.next_field(buf, e)
+            v = pc.cast(pa.array([bytes(buf[a:b]).decode() for a, b in zip(s, e)], pa.string()), pa.float64())
+            score[slow_s] = v.to_numpy(zero_copy_only=False)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return False
         return True
