@@ -274,3 +274,26 @@ def test_cutoff_only_measures_rank_only_the_top(ties, top_k, ranking_path, monke
         docs = (rng.permutation(9000)[:n] + 1000).tolist()
         queries.append((labels, scores, docs))
     _check(queries, ties, CUTOFF_MEASURES)
+
+
+def test_cutoffs_far_beyond_every_query():
+    """A cutoff of 10^12 reads no more than the query (K = min(k, n)): the same values as a
+    cutoff just above the longest query, and no table of k entries is allocated (it would need
+    terabytes). reb="paper" sums DCG's discounts to k, so it refuses k above its limit."""
+    from uefast.engine import PAPER_DCG_MAX_CUTOFF
+    from uefast.sample import letor_sample
+
+    t = letor_sample()
+    big, small = 10**12, 5000
+    names = ["nDCG@{}", "DCG(gain=exp)@{}", "AP@{}", "SP@{}", "RR@{}", "ERR@{}", "RBP(p=0.8)@{}",
+             "R@{}", "Success@{}", "AP(norm=min)@{}"]
+    a = uefast.evaluate(t, measures=[n.format(big) for n in names])
+    b = uefast.evaluate(t, measures=[n.format(small) for n in names])
+    for col in ("value", "iub", "reb", "ue_v1", "ue_v2"):
+        assert a[col].to_pylist() == b[col].to_pylist(), col
+    p = uefast.evaluate(t, measures=[f"P@{big}"])["value"].to_pylist()
+    q = uefast.evaluate(t, measures=[f"P@{small}"])["value"].to_pylist()
+    assert p == pytest.approx([v * small / big for v in q], rel=1e-12)
+    uefast.evaluate(t, measures=[f"nDCG@{PAPER_DCG_MAX_CUTOFF}"], reb="paper")
+    with pytest.raises(uefast.InputError, match="reb='paper'.*cutoffs above 4,194,304"):
+        uefast.evaluate(t, measures=[f"nDCG@{PAPER_DCG_MAX_CUTOFF + 1}"], reb="paper")

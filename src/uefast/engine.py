@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from uefast.errors import InputError
 from uefast.inputs import (
     _EMPTY_B,
     _EMPTY_I,
@@ -161,6 +162,11 @@ class MeasurePlan:
     max_cutoff: int
 
 
+#: ``reb="paper"`` sums DCG's discounts to k even when k exceeds the ranking (SPEC_math §3), so
+#: the judged pass's tables then reach k: that far at most (3 x 8 bytes a position, ~100 MB).
+PAPER_DCG_MAX_CUTOFF = 1 << 22
+
+
 def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "exact",
                   max_label: int = 1) -> MeasurePlan:
     """Resolve defaults (``rel`` from ``rel_level``, ERR's ``lmax`` from ``max_label``)."""
@@ -189,6 +195,10 @@ def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "ex
         elif d.name == "RBP":
             fparams[i] = float(meas.param("p"))
         paper[i] = reb == "paper" and d.paper_reb
+        if paper[i] and kinds[i] in (K_DCG, K_NDCG) and ks[i] > PAPER_DCG_MAX_CUTOFF:
+            raise InputError(f"measure {str(meas)!r} with reb='paper': the paper's REB sums DCG's "
+                             f"discounts to k even beyond the ranking; cutoffs above "
+                             f"{PAPER_DCG_MAX_CUTOFF:,} are not supported (reb='exact' has no limit)")
     if np.any(rels < 1):
         raise ValueError(f"`rel_level` must be >= 1, got {rel_level}")
     return MeasurePlan(tuple(measures), kinds, ks, gtypes, rels, fparams, norms, paper,
@@ -243,7 +253,11 @@ def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.
     nrel = np.zeros((nq, nm), np.int64)
     idcg = np.ones((nq, nm))
     nj = np.zeros(nq, np.int64)
-    tabs = tables(max(_max_group(joff), plan.max_cutoff, 1))
+    # positions beyond a group's length are never read (K = min(k, n)), except by the paper's
+    # DCG REB, which sums the discounts to k
+    paper_k = [int(k) for kind, k, p in zip(plan.kinds, plan.ks, plan.paper)
+               if p and kind in (K_DCG, K_NDCG)]
+    tabs = tables(max(_max_group(joff), *paper_k, 1))
     with KERNEL_LOCK:
         judged_pass(_ro(joff, np.int64), _ro(jperm, np.int64), has_jperm, _ro(jlab),
                     int(max(max_label, 0)), plan.kinds, plan.ks,
@@ -267,7 +281,7 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
     skip their own pass over the scores); without it the caller must have checked.
     ``backend="cuda"``: ranked on an NVIDIA GPU (:mod:`uefast.gpu`), same values."""
     nseg = len(offsets) - 1
-    tabs = tables(max(_max_group(offsets), plan.max_cutoff, 1))
+    tabs = tables(max(_max_group(offsets), 1))  # ranks beyond a segment's length: never read
     scores = _ro(scores, np.float64)
     kd = _kernel_docs(docs, ties)
     if backend == "cuda":
