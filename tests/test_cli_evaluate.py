@@ -164,6 +164,16 @@ def test_reproduce_takes_names(tmp_path, capsys):
     assert "--names: 2 run files but 1 names" in capsys.readouterr().err
 
 
+def test_tsv_refuses_a_tab_inside_a_value(tmp_path, capsys):
+    import pyarrow as pa
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"qid": ["a\tb", "a\tb"], "label": [1, 0], "s": [0.5, 0.1]}), path)
+    assert main(["evaluate", str(path), "--format", "tsv", "--per-query"]) == 2
+    err = capsys.readouterr().err
+    assert "--format tsv: a text value holds a tab or a line break" in err
+
+
 def test_tsv_keeps_full_precision_for_compare(tmp_path, capsys):
     """TSV is read back (e.g. by `uefast compare`): every value must survive the round trip,
     so the tests run on the engine's numbers, not on 4-decimal roundings of them."""
@@ -197,11 +207,11 @@ def test_letor_with_lightgbm_group_file(tmp_path, capsys):
     (tmp_path / "rank.test.query").write_text("2\n3\n")
     assert main(argv) == 0
     rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
-    assert [(r[1], r[3]) for r in rows[1:]] == [("0", "1.0"), ("1", "0.5")]
+    assert [(r[1], float(r[3])) for r in rows[1:]] == [("0", 1.0), ("1", 0.5)]
     (tmp_path / "one.txt").write_text("5\n")
     assert main(argv + ["--group", str(tmp_path / "one.txt")]) == 0
     rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
-    assert [(r[1], r[3]) for r in rows[1:]] == [("0", "0.5")]
+    assert [(r[1], float(r[3])) for r in rows[1:]] == [("0", 0.5)]
     assert main(["evaluate", "--group", "g.txt"]) == 2
     assert "--group needs --letor" in capsys.readouterr().err
 
@@ -227,4 +237,5 @@ def test_run_queries_without_qrels_are_reported(tmp_path, capsys):
     assert main(["evaluate", "--run", str(other), "--qrels", qrels, "--queries", "qrels", "-m", "RR",
                  "--format", "tsv"]) == 0
     cap = capsys.readouterr()
-    assert cap.out.splitlines()[1].split("\t")[:4] == ["r", "RR", "3", "0.0"] and "note" in cap.err
+    row = cap.out.splitlines()[1].split("\t")
+    assert row[:3] == ["r", "RR", "3"] and float(row[3]) == 0.0 and "note" in cap.err

@@ -227,21 +227,27 @@ def _fmt(v) -> str:
     return "" if v is None else str(v)
 
 
-def _tsv_cell(v) -> str:
-    """A TSV cell: floats at full precision (``repr``: the shortest text that reads back to the
-    same double; ``nan``, ``inf``), nulls empty."""
-    if isinstance(v, float):
-        return "nan" if v != v else repr(v)
-    return "" if v is None else str(v)
-
-
 def _write_tsv(t, out) -> None:
-    """The table as tab-separated text with a header line, column by column; values are not
-    rounded (the text format rounds to 4 decimals for reading; TSV is read back, e.g. by
-    ``uefast compare``)."""
-    cols = [[_tsv_cell(v) for v in t[name].to_pylist()] for name in t.column_names]
+    """The table as tab-separated text with a header line. Floats are written at full precision
+    (the shortest text that reads back to the same double; ``nan``, ``inf``): the text format
+    rounds to 4 decimals for reading, but TSV is read back, e.g. by ``uefast compare``. Nulls are
+    empty cells. Written by Arrow's CSV writer (a tab in a text value is refused, naming it)."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from uefast.errors import InputError
+
+    buf = io.BytesIO()
+    try:
+        pacsv.write_csv(t, buf, write_options=pacsv.WriteOptions(
+            include_header=False, delimiter="\t", quoting_style="none"))
+    except pa.ArrowInvalid as exc:
+        raise InputError(f"--format tsv: a text value holds a tab or a line break ({exc}); "
+                         "use --format parquet or jsonl") from None
     out.write("\t".join(t.column_names) + "\n")
-    out.writelines("\t".join(row) + "\n" for row in zip(*cols))
+    out.write(buf.getvalue().decode())
 
 
 def _text_table(t, limit) -> str:
