@@ -48,6 +48,25 @@ def test_large_parquet_is_streamed(tmp_path, capsys, monkeypatch):
     a = [line.split("\t")[:3] for line in in_memory.splitlines()]
     b = [line.split("\t")[:3] for line in streamed.splitlines()]
     assert a == b
+    for fmt in ("jsonl",):  # every --format of the in-memory path, streamed too
+        monkeypatch.delenv("UEFAST_STREAMING_THRESHOLD")
+        assert main(["evaluate", str(path), "--format", fmt]) == 0
+        in_memory = capsys.readouterr().out
+        monkeypatch.setenv("UEFAST_STREAMING_THRESHOLD", "1")
+        assert main(["evaluate", str(path), "--format", fmt]) == 0
+        streamed = capsys.readouterr().out
+        rows = [json.loads(x) for x in streamed.splitlines()]
+        assert len(rows) == 4 * 2 and {"system", "measure", "value", "ue_v2"} <= set(rows[0])
+        assert [(r["system"], r["measure"]) for r in rows] == \
+            [(r["system"], r["measure"]) for r in map(json.loads, in_memory.splitlines())]
+
+
+def test_jsonl_is_valid_json_with_nan_as_null(capsys):
+    """JSON has no NaN: degenerate queries' NaN UE scores are written as null."""
+    assert main(["evaluate", "-m", "P@1000", "--degenerate", "nan", "--per-query", "--format", "jsonl"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [json.loads(x, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}")) for x in lines]
+    assert len(rows) == 4 * 60 and any(r["ue_v2"] is None for r in rows)
 
 
 @pytest.mark.parametrize("argv,msg", [

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -157,8 +156,7 @@ def run(args) -> int:
         if args.format == "tsv":
             _write_tsv(chosen, out)
         elif args.format == "jsonl":
-            for row in chosen.to_pylist():
-                out.write(json.dumps(row) + "\n")
+            _write_jsonl(chosen, out)
         else:
             limit = args.limit
             if source is None:
@@ -215,6 +213,8 @@ def _run_streaming(args) -> int:
             pq.write_table(means, args.output)
         elif args.format == "tsv":
             _write_tsv(means, sys.stdout)
+        elif args.format == "jsonl":
+            _write_jsonl(means, sys.stdout)
         else:
             print("mean over queries:")
             print(_text_table(means, None))
@@ -225,6 +225,14 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return "nan" if v != v else f"{v:.4f}"
     return "" if v is None else str(v)
+
+
+def _write_jsonl(t, out) -> None:
+    """One JSON object per row (Polars' NDJSON writer: floats at full precision). JSON has no
+    NaN: a NaN (``--degenerate nan``) is written as null."""
+    import polars as pl
+
+    out.write(pl.from_arrow(t).write_ndjson())
 
 
 def _write_tsv(t, out) -> None:
