@@ -276,9 +276,10 @@ def parse_measures(measures: "str | Measure | Iterable[str | Measure]") -> list[
 def describe_measures() -> str:
     """A plain-text table of the registered measures (used by ``uefast evaluate --list-measures``)."""
     lines = []
+    width = max(len(name) for name in REGISTRY)
     for name, d in REGISTRY.items():
         params = ", ".join(f"{k}={v}" for k, v in d.params.items())
         cut = {"optional": "@k optional", "required": "@k required", "none": "no cutoff"}[d.cutoff]
-        lines.append(f"{name:<6} {cut:<12} {params:<22} {d.description}")
+        lines.append(f"{name:<{width}} {cut:<12} {params:<22} {d.description}")
     lines.append("aliases: " + ", ".join(f"{a}->{v[0]}" for a, v in ALIASES.items()))
     return "\n".join(lines)
