@@ -101,14 +101,13 @@ def _load(args):
         raise InputError("--scores needs --letor")
     if args.group:
         raise InputError("--group needs --letor")
-    run_names(args)
+    names = run_names(args)
     if args.run:
         if not args.qrels:
             raise InputError("--run needs --qrels")
         from uefast.io import read_qrels, read_run
 
-        return (read_run(args.run, system=run_names(args)), read_qrels(args.qrels), {},
-                " ".join(args.run))
+        return read_run(args.run, system=names), read_qrels(args.qrels), {}, " ".join(args.run)
     if args.table:
         t = _read_table(args.table, "table")
         qrels = None

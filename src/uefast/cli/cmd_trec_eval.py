@@ -6,8 +6,7 @@ Parses trec_eval's own (GNU getopt) argument syntax, e.g. ``-q -c -M1000 -m all_
 * ``--trec-eval-version 10.0|9.0.8`` (default 10.0): 9.0.8 is what pytrec_eval users get.
 * ``--format text|tsv|jsonl|parquet`` and ``--output PATH`` (parquet needs ``--output``).
 * ``--ue``: after each measure that uefast's engine also computes (map, P_k, ndcg_cut_k,
-  recip_rank, Rprec, recall_k, map_cut_k,
-  success_k) print four more lines in the same format:
+  recip_rank, Rprec, recall_k, map_cut_k, success_k) print four more lines in the same format:
   ``<name>_iub`` (ideal upper bound), ``<name>_reb`` (random expected baseline),
   ``<name>_ue_v1`` and ``<name>_ue_v2`` (see data_schemas/evaluate_output.md).
 
