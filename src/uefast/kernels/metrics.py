@@ -295,7 +295,7 @@ def success_tied(lab, gend, ng, n, k, rel):
                 return 0.0
             t = end - start
             q = 1.0  # C(t-r, j)/C(t, j) = prod_{i<j} (t-r-i)/(t-i)
-            for i in range(K - start):
+            for i in range(min(K - start, t - r + 1)):  # 0 from i = t - r on
                 q *= max(t - r - i, 0) / (t - i + 0.0)
             return 1.0 - q
         start = end
@@ -472,7 +472,7 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
     nn = n - nrel
     if kind == K_SUCCESS:
         q = 1.0  # C(Nn, K)/C(n, K) = prod_{i<K} (Nn-i)/(n-i)
-        for i in range(K):
+        for i in range(min(K, nn + 1)):  # the factor at i = Nn is 0: q stays 0 after it
             q *= max(nn - i, 0) / (n - i + 0.0)
         return 1.0 - q
     # RR: q_t = C(Nn, t-1)/C(n, t-1) = P(the first t-1 documents are all non-relevant)

@@ -4,8 +4,9 @@ engine (:func:`uefast.evaluate`) also computes.
 Mapping (trec_eval printed name -> engine measure): ``map`` -> ``AP``, ``P_k`` -> ``P@k``,
 ``ndcg_cut_k`` -> ``nDCG@k``, ``recip_rank`` -> ``RR``, ``Rprec`` -> ``Rprec``, ``recall_k`` ->
 ``R@k``, ``map_cut_k`` -> ``AP@k``, ``success_k`` -> ``Success@k``.  For each mapped value four
-more lines are printed right after it, in trec_eval's format: ``<name>_iub``, ``<name>_reb``, ``<name>_ue_v1``, ``<name>_ue_v2``
-(per topic with ``-q``, and the mean over the evaluated topics for ``all``).
+more lines are printed right after it, in trec_eval's format: ``<name>_iub``, ``<name>_reb``,
+``<name>_ue_v1``, ``<name>_ue_v2`` (per topic with ``-q``, and the mean over the evaluated topics
+for ``all``).
 """
 from __future__ import annotations
 
