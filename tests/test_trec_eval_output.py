@@ -95,7 +95,20 @@ def test_compare_cli_input_checks(tmp_path, capsys):
                       (["x.tsv", "--trec-eval", str(a), "--measure", "map"],
                        "give one input: a per-query table or --trec-eval, not both"),
                       (["--trec-eval", str(a), "--names", "A", "B", "--measure", "map"],
-                       "--names: 1 trec_eval output files but 2 names")]:
+                       "--names: 1 trec_eval output files but 2 names"),
+                      (["--trec-eval", str(a), "--measure", "AP"],
+                       "--measure 'AP': trec_eval prints it as 'map'; use --measure map")]:
         assert main(["compare", *argv]) == 2
         err = capsys.readouterr().err.strip()
         assert msg in err and len(err.splitlines()) == 1, err
+
+
+def test_trec_eval_names_of_engine_measures():
+    from uefast.trec_eval.ue import engine_measure, trec_eval_name
+
+    for m, te in [("AP", "map"), ("nDCG@10", "ndcg_cut_10"), ("P@5", "P_5"), ("RR", "recip_rank"),
+                  ("R@100", "recall_100"), ("AP@10", "map_cut_10"), ("Success@1", "success_1"),
+                  ("Rprec", "Rprec")]:
+        assert trec_eval_name(m) == te and engine_measure(te) == m
+    assert trec_eval_name("nDCG") == "ndcg"
+    assert trec_eval_name("ERR@20") is None and trec_eval_name("not a measure") is None

@@ -81,7 +81,15 @@ def _input_table(args):
             raise InputError("--qrels goes with --run, not with --trec-eval")
         if not args.measure:
             raise InputError("--trec-eval needs --measure (a trec_eval name, e.g. --measure map)")
-        return read_trec_eval_output(args.trec_eval, system=names)
+        table = read_trec_eval_output(args.trec_eval, system=names)
+        if args.measure not in set(table["measure"].unique().to_pylist()):
+            from uefast.trec_eval.ue import trec_eval_name
+
+            te = trec_eval_name(args.measure)
+            if te is not None and te != args.measure:
+                raise InputError(f"--measure {args.measure!r}: trec_eval prints it as {te!r}; "
+                                 f"use --measure {te}")
+        return table
     if args.run:
         if not args.qrels:
             raise InputError("--run needs --qrels")

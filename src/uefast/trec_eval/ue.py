@@ -26,6 +26,28 @@ _CUT = {"P": "P@{}", "ndcg_cut": "nDCG@{}", "recall": "R@{}", "map_cut": "AP@{}"
 _PLAIN = {"map": "AP", "recip_rank": "RR", "Rprec": "Rprec"}
 
 
+def trec_eval_name(measure: str) -> str | None:
+    """The trec_eval printed name of a :func:`uefast.evaluate` measure string (the inverse of
+    :func:`engine_measure`; ``nDCG`` -> ``ndcg`` too), or None."""
+    from uefast.errors import MeasureParseError
+    from uefast.measures import parse_measure
+
+    try:
+        m = str(parse_measure(measure))
+    except MeasureParseError:
+        return None
+    if m == "nDCG":
+        return "ndcg"
+    for te, em in _PLAIN.items():
+        if em == m:
+            return te
+    hit = re.fullmatch(r"(P|nDCG|R|AP|Success)@(\d+)", m)
+    if hit:
+        prefix = {v.split("@")[0]: k for k, v in _CUT.items()}[hit.group(1)]
+        return f"{prefix}_{hit.group(2)}"
+    return None
+
+
 def engine_measure(name: str) -> str | None:
     """The :func:`uefast.evaluate` measure for a trec_eval printed name (None: no counterpart)."""
     if name in _PLAIN:
