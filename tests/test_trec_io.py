@@ -100,6 +100,17 @@ LETOR = (
 )
 
 
+def test_qrels_judged_twice_hints_at_diversity_qrels(tmp_path):
+    """A diversity qrels file (second field: subtopic) judges a docno once per subtopic."""
+    div = _write(tmp_path, "div.txt", "151 1 d1 1\n151 2 d1 0\n")
+    with pytest.raises(InputError, match=r"div.txt:2: docno judged twice .*a diversity \(subtopic\)"):
+        read_qrels(div)
+    same = _write(tmp_path, "same.txt", "151 0 d1 1\n151 0 d1 0\n")
+    with pytest.raises(InputError, match=r"same.txt:2: docno judged twice") as e:
+        read_qrels(same)
+    assert "diversity" not in str(e.value)
+
+
 def test_read_run_ranks_ignore(tmp_path):
     """trec_eval never reads the rank field; ranks="ignore" accepts any token (rank column null),
     the default still rejects one that is not an integer (it catches swapped columns)."""

@@ -74,14 +74,17 @@ def _parse(path: PathLike, k: int, *, min_fields: int, max_fields: int | None, l
     return p
 
 
-def _check_unique(code: np.ndarray, qid: pa.Array, doc: pa.Array, p: _Parsed, what: str) -> None:
-    """Raise :class:`InputError` if two rows share (code, qid, docid) (hashing, verified bytewise)."""
+def _check_unique(code: np.ndarray, qid: pa.Array, doc: pa.Array, p: _Parsed, what: str,
+                  hint=None) -> None:
+    """Raise :class:`InputError` if two rows share (code, qid, docid) (hashing, verified bytewise);
+    ``hint(i, j)`` may add a sentence about the two rows."""
     qo, qd = str_buffers(qid)
     do, dd = str_buffers(doc)
     h = hash_keys(code, qo, qd, do, dd)
     i, j = first_duplicate(h, code, qo, qd, do, dd)
     if j >= 0:
-        raise p.error(int(j), f"{what} (first seen at {p.path}:{int(p.lineno[i])})")
+        extra = hint(int(i), int(j)) if hint is not None else ""
+        raise p.error(int(j), f"{what} (first seen at {p.path}:{int(p.lineno[i])}){extra}")
 
 
 def _ascii_strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
@@ -241,6 +244,14 @@ def read_qrels(path: PathLike) -> pa.Table:
     label = parse_numbers(p.col(3), "int", path=p.path, what="relevance label", buf=p.buf,
                           lineno=p.lineno, line_start=p.line_start)
     table = pa.Table.from_arrays([p.col(0), p.col(2), numeric_array(label)], schema=QRELS_SCHEMA)
+    def subtopics(i, j):
+        it = p.col(1)
+        if it[i].as_py() == it[j].as_py():
+            return ""
+        return ("; the two lines differ in the second field: a diversity (subtopic) qrels file? "
+                "ad hoc qrels judge each docno once per topic")
+
     _check_unique(np.zeros(p.nfields.size, np.int64), table["qid"].combine_chunks(),
-                  table["docid"].combine_chunks(), p, "docno judged twice for the topic")
+                  table["docid"].combine_chunks(), p, "docno judged twice for the topic",
+                  hint=subtopics)
     return table
