@@ -112,3 +112,25 @@ def test_trec_eval_names_of_engine_measures():
         assert trec_eval_name(m) == te and engine_measure(te) == m
     assert trec_eval_name("nDCG") == "ndcg"
     assert trec_eval_name("ERR@20") is None and trec_eval_name("not a measure") is None
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "trec2003_robust").is_dir(), reason="Robust 2003 data absent")
+def test_compare_reads_uefast_trec_eval_tsv(tmp_path, capsys):
+    """`uefast trec_eval -q --format tsv` outputs (runid column, summary rows with qid 'all'),
+    concatenated, are a `uefast compare` input: the same test as on the runs themselves."""
+    robust = SHARED_DATA / "trec2003_robust"
+    qrels = robust / "robust03_qrels.txt"
+    runs = [robust / "runs" / "input.Sel50.gz", robust / "runs" / "input.aplrob03a.gz"]
+    lines = []
+    for r in runs:
+        assert main(["trec_eval", "-q", "-m", "map", "--format", "tsv", str(qrels), str(r)]) == 0
+        out = capsys.readouterr().out.splitlines()
+        lines += out if not lines else out[1:]
+    path = _write(tmp_path, "both.tsv", "\n".join(lines) + "\n")
+    assert main(["compare", str(path), "--measure", "map", "--format", "tsv"]) == 0
+    via_tsv = capsys.readouterr().out.splitlines()[1].split("\t")
+    assert main(["compare", "--run", *map(str, runs), "--qrels", str(qrels), "--measure", "AP",
+                 "--format", "tsv"]) == 0
+    via_runs = capsys.readouterr().out.splitlines()[1].split("\t")
+    assert via_tsv[:3] == via_runs[:3] == ["Sel50", "aplrob03a", "100"]
+    assert float(via_tsv[9]) == pytest.approx(float(via_runs[9]), rel=1e-9)

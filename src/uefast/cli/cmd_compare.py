@@ -130,6 +130,17 @@ def _load_long_table(path):
             raise InputError(f"cannot tell the format of {str(path)!r}: use .parquet, .csv or .tsv")
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"cannot read {str(path)!r}: {exc}") from None
+    if "system" not in table.column_names and "runid" in table.column_names:
+        # `uefast trec_eval --format tsv|parquet` output: runid, measure, qid, value; its
+        # summary rows (qid "all") are not topics
+        table = table.rename_columns(["system" if c == "runid" else c for c in table.column_names])
+        if "qid" in table.column_names:
+            import pyarrow.compute as pc
+
+            from uefast.inputs import text_array
+
+            qid = table["qid"].cast(pa.string())
+            table = table.filter(pc.invert(pc.equal(qid, text_array(["all"])[0])))
     for name in ("system", "qid"):
         if name not in table.column_names:
             raise InputError(f"{str(path)!r} has no `{name}` column; columns are {table.column_names}")
