@@ -108,7 +108,7 @@ def test_run_missing_file(tmp_path):
     [
         "301 0 d1 1\n301 0 d1 0\n",
         "301 0 d1 x\n",
-        "301 0 d1 +1\n",
+        "301 0 d1 0.5\n",
         "301 0 d1\n",
         "301 0 d1 1 x\n",
         "# nothing\n",
@@ -118,6 +118,17 @@ def test_run_missing_file(tmp_path):
 def test_qrels_errors_identical(tmp_path, text):
     p = _write(tmp_path, "q.txt", text)
     _same_error(lambda: QrelsIndex.from_file(p), lambda: QrelsIndex.build(read_qrels(p)))
+
+
+def test_qrels_integral_decimal_labels(tmp_path):
+    """Labels written as "+1", "1.0" or "2.00" are those integers on both paths (trec_eval's atol
+    reads them so); the evaluation equals the one with plain integers."""
+    qp = _write(tmp_path, "q.txt", "1 0 a +1\n1 0 b 0.0\n1 0 c 2.00\n1 0 d -1.0\n")
+    plain = _write(tmp_path, "p.txt", "1 0 a 1\n1 0 b 0\n1 0 c 2\n1 0 d -1\n")
+    assert read_qrels(qp)["label"].to_pylist() == [1, 0, 2, -1]
+    rp = _write(tmp_path, "r.txt", "1 Q0 a 1 3 s\n1 Q0 b 2 2 s\n1 Q0 c 3 1 s\n1 Q0 e 4 0 s\n")
+    want = format_text(evaluate_trec(rp, plain, ["all_trec"]), per_query=True)
+    assert format_text(evaluate_trec(rp, qp, ["all_trec"]), per_query=True) == want
 
 
 @pytest.mark.parametrize(

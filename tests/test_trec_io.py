@@ -83,7 +83,7 @@ def test_read_qrels(tmp_path):
     ("text", "match"),
     [
         ("301 0 d1\n", r"q.txt:1: expected 4 whitespace-separated fields \(qid iter docno rel\), got 3: '301 0 d1'"),
-        ("301 0 d1 1\n301 0 d2 high\n", r"q.txt:2: relevance label 'high' is not an integer"),
+        ("301 0 d1 1\n301 0 d2 high\n", r"q.txt:2: relevance label 'high' is not a number"),
         ("301 0 d1 1\n301 0 d1 0\n", r"q.txt:2: docno judged twice"),
         ("", r"empty file"),
     ],

@@ -227,6 +227,24 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
     return pa.concat_tables(tables)
 
 
+def _qrels_labels(p: _Parsed) -> np.ndarray:
+    """The relevance column as int64. Integers, or integral decimals such as ``1.0`` (some tools
+    write labels as floats; trec_eval's ``atol`` reads ``1.0`` as 1): the same integers. Anything
+    else -- ``0.5``, ``x`` -- is an error naming its line (trec_eval would truncate it silently)."""
+    kw = dict(path=p.path, what="relevance label", buf=p.buf, lineno=p.lineno,
+              line_start=p.line_start)
+    try:
+        return parse_numbers(p.col(3), "int", **kw)
+    except InputError:
+        pass
+    f = parse_numbers(p.col(3), "float", **kw)  # a line that is no number at all: its error
+    bad = np.flatnonzero(~(np.isfinite(f) & (f == np.round(f)) & (np.abs(f) <= 2.0**53)))
+    if bad.size:
+        raise p.error(int(bad[0]), f"relevance label {p.col(3)[int(bad[0])].as_py()!r} is not "
+                                   "an integer")
+    return f.astype(np.int64)
+
+
 def read_qrels(path: PathLike) -> pa.Table:
     """Read a TREC qrels file (``qid iter docno rel``) into an Arrow table.
 
@@ -238,12 +256,13 @@ def read_qrels(path: PathLike) -> pa.Table:
     ------
     InputError
         Naming file, line number and line text for: a line without exactly 4 fields, a
-        non-integer label, a (qid, docno) judged twice, an empty file.
+        label that is not an integer (``1.0`` is read as 1; ``0.5`` or ``x`` are errors), a
+        (qid, docno) judged twice, an empty file.
     """
     p = _parse(path, 4, min_fields=4, max_fields=4, layout="qid iter docno rel")
-    label = parse_numbers(p.col(3), "int", path=p.path, what="relevance label", buf=p.buf,
-                          lineno=p.lineno, line_start=p.line_start)
-    table = pa.Table.from_arrays([p.col(0), p.col(2), numeric_array(label)], schema=QRELS_SCHEMA)
+    table = pa.Table.from_arrays([p.col(0), p.col(2), numeric_array(_qrels_labels(p))],
+                                 schema=QRELS_SCHEMA)
+
     def subtopics(i, j):
         it = p.col(1)
         if it[i].as_py() == it[j].as_py():
