@@ -201,3 +201,31 @@ def test_read_letor_groups_checked_against_qids(tmp_path):
     p = _write(tmp_path, "t.txt", "1 qid:a 1:0.2\n0 qid:a 1:0.1\n1 qid:b 1:0\n")
     t = read_letor(p, group_file=_write(tmp_path, "g.txt", "2\n1\n"))
     assert t["qid"].to_pylist() == ["a", "a", "b"]  # the file's own qids are kept
+
+
+@pytest.mark.parametrize("engine", ["default", "zlib"])
+def test_gzip_truncated_is_refused_multi_member_is_read(tmp_path, monkeypatch, engine):
+    """A cut .gz (an interrupted download or copy) is an error naming the file, never half a run
+    read silently; a multi-member .gz (files concatenated) is read whole. Same with or without
+    the optional ISA-L inflate."""
+    import zlib
+
+    from uefast.io import _fast
+    from uefast.trec_eval.prepare import ScannedRun
+
+    if engine == "zlib":
+        monkeypatch.setattr(_fast, "_zlib", zlib)
+    text = "".join(f"301 Q0 d{i} {i + 1} {1.0 / (i + 1)!r} r\n" for i in range(5000)).encode()
+    g = gzip.compress(text)
+    for cut in (len(g) // 2, len(g) - 1):
+        p = tmp_path / f"cut{cut}.gz"
+        p.write_bytes(g[:cut])
+        with pytest.raises(InputError, match=rf"cut{cut}.gz: truncated gzip data"):
+            read_run(p)
+        with pytest.raises(InputError, match=rf"cut{cut}.gz: truncated gzip data"):
+            ScannedRun.scan(p)
+    half = len(text) // 2
+    half = text.index(b"\n", half) + 1
+    p = tmp_path / "two.gz"
+    p.write_bytes(gzip.compress(text[:half]) + gzip.compress(text[half:]))
+    assert read_run(p).num_rows == 5000

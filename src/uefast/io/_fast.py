@@ -67,12 +67,20 @@ try:  # optional accelerator (ISA-L inflate, 2-3x faster than zlib); same output
     from isal import isal_zlib as _zlib  # type: ignore
 except ImportError:  # pragma: no cover - depends on the environment
     _zlib = zlib
+try:
+    from isal import igzip_lib as _igzip_lib  # type: ignore
+except ImportError:  # pragma: no cover - depends on the environment
+    _igzip_lib = None
 
 
 def _zlib_decompress(raw: bytes, path) -> bytes:
     try:
         d = zlib.decompressobj(31)
         out = d.decompress(raw)
+        if not d.eof:  # zlib returns what it could decode: refuse a cut file, never read half
+            raise InputError(f"{path}: truncated gzip data (the stream ends before its end "
+                             f"marker, after {len(out):,} bytes of text: an incomplete download "
+                             f"or copy?)")
         if d.unused_data:  # multi-member gzip
             out = gzip.decompress(raw)
         return out
@@ -80,11 +88,26 @@ def _zlib_decompress(raw: bytes, path) -> bytes:
         raise InputError(f"{path}: corrupt gzip data ({exc})") from None
 
 
+def _isal_sized(raw: bytes) -> bytes | None:
+    """ISA-L inflate of a single-member gzip stream into one output buffer of the size its
+    trailer states (ISIZE = length mod 2^32, ``max_length`` ISIZE + 1): ~25% less time than
+    letting the buffer grow (17 Robust runs: 57 vs 75 ms). None unless the stream ended cleanly
+    with nothing after it (a multi-member file, a length beyond 4 GiB, ...)."""
+    if _igzip_lib is None or not hasattr(_igzip_lib, "IgzipDecompressor") or len(raw) < 18:
+        return None
+    d = _igzip_lib.IgzipDecompressor(flag=_igzip_lib.DECOMP_GZIP)
+    out = d.decompress(raw, int.from_bytes(raw[-4:], "little") + 1)
+    return out if d.eof and not d.unused_data else None
+
+
 def decompress(raw: bytes, path) -> bytes:
     """Gunzip ``raw`` with ISA-L when available, else zlib.  Anything but a clean single-member
     stream is redone with zlib, so that results and error messages do not depend on ``isal``."""
     if _zlib is not zlib:
         try:
+            out = _isal_sized(raw)
+            if out is not None:
+                return out
             d = _zlib.decompressobj(31)
             out = d.decompress(raw)
             if d.eof and not d.unused_data:
