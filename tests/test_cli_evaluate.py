@@ -258,3 +258,14 @@ def test_run_queries_without_qrels_are_reported(tmp_path, capsys):
     cap = capsys.readouterr()
     row = cap.out.splitlines()[1].split("\t")
     assert row[:3] == ["r", "RR", "3"] and float(row[3]) == 0.0 and "note" in cap.err
+
+
+def test_degenerate_drop_is_reported(capsys):
+    """--degenerate drop leaves rows out: the CLI says how many (P@k with k >= every query's
+    length is degenerate on every query: every order has the same precision)."""
+    assert main(["evaluate", "-m", "P@1000", "AP", "--degenerate", "drop", "--format", "tsv"]) == 0
+    cap = capsys.readouterr()
+    assert cap.err.startswith("uefast: note: 240 of 480 (system, query, measure) rows dropped as degenerate")
+    assert [line.split("\t")[1] for line in cap.out.splitlines()[1:]] == ["AP"] * 4
+    assert main(["evaluate", "-m", "AP", "--degenerate", "drop", "--format", "tsv"]) == 0
+    assert capsys.readouterr().err == ""

@@ -139,6 +139,7 @@ def run(args) -> int:
                           degenerate=args.degenerate, rel_level=args.rel_level,
                           queries=args.queries, backend=args.backend, **kw)
     account_unevaluated(res)
+    _account_dropped(res)
     means = uefast.aggregate(res)
     out = open(args.output, "w") if args.output and args.format != "parquet" else sys.stdout
     try:
@@ -224,6 +225,19 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return "nan" if v != v else f"{v:.4f}"
     return "" if v is None else str(v)
+
+
+def _account_dropped(res) -> None:
+    """``--degenerate drop``: say on stderr how many rows were left out (never silently)."""
+    import json
+
+    info = json.loads(res.schema.metadata.get(b"uefast.info", b"{}"))
+    n = info.get("dropped_degenerate_rows", 0)
+    if n:
+        print(f"uefast: note: {n:,} of {n + res.num_rows:,} (system, query, measure) rows dropped "
+              f"as degenerate (IUB = REB: every ranking of the query scores the same; "
+              f"--degenerate drop); the table metadata 'uefast.dropped' lists them",
+              file=sys.stderr)
 
 
 def _write_jsonl(t, out) -> None:
