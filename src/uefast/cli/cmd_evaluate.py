@@ -204,6 +204,7 @@ def _run_streaming(args) -> int:
                             progress=sys.stderr.isatty(), ue=args.ue, ties=args.ties, reb=args.reb,
                             degenerate=args.degenerate, rel_level=args.rel_level,
                             queries=args.queries)
+    _account_dropped(means)
     if out is None:
         if args.format == "parquet":
             if not args.output:
@@ -234,7 +235,8 @@ def _account_dropped(res) -> None:
     info = json.loads(res.schema.metadata.get(b"uefast.info", b"{}"))
     n = info.get("dropped_degenerate_rows", 0)
     if n:
-        print(f"uefast: note: {n:,} of {n + res.num_rows:,} (system, query, measure) rows dropped "
+        total = n + info.get("output_rows", res.num_rows)
+        print(f"uefast: note: {n:,} of {total:,} (system, query, measure) rows dropped "
               f"as degenerate (IUB = REB: every ranking of the query scores the same; "
               f"--degenerate drop); the table metadata 'uefast.dropped' lists them",
               file=sys.stderr)
