@@ -62,14 +62,21 @@ def test_same_runid_twice_needs_names(tmp_path):
         read_trec_eval_output([a, b])
 
 
-@pytest.mark.skipif(not (SHARED_DATA / "trec2003_robust").is_dir(), reason="Robust 2003 data absent")
-def test_compare_trec_eval_outputs_matches_compare_on_the_runs(tmp_path, capsys):
+@pytest.fixture
+def robust_pair():
+    """The Robust 2003 qrels and two of its runs (skipped where the data is absent)."""
+    robust = SHARED_DATA / "trec2003_robust"
+    if not robust.is_dir():
+        pytest.skip(f"Robust 2003 data not found under {SHARED_DATA}")
+    return (robust / "robust03_qrels.txt",
+            [robust / "runs" / "input.Sel50.gz", robust / "runs" / "input.aplrob03a.gz"])
+
+
+def test_compare_trec_eval_outputs_matches_compare_on_the_runs(tmp_path, capsys, robust_pair):
     """`uefast compare --trec-eval` on `uefast trec_eval -q` outputs of two Robust runs gives the
     per-topic AP of `uefast.evaluate` rounded as trec_eval prints it, and the same test result
     as comparing those rounded values directly."""
-    robust = SHARED_DATA / "trec2003_robust"
-    qrels = robust / "robust03_qrels.txt"
-    runs = [robust / "runs" / "input.Sel50.gz", robust / "runs" / "input.aplrob03a.gz"]
+    qrels, runs = robust_pair
     outs = []
     for r in runs:
         assert main(["trec_eval", "-q", "-m", "runid", "-m", "map", str(qrels), str(r)]) == 0
@@ -114,13 +121,10 @@ def test_trec_eval_names_of_engine_measures():
     assert trec_eval_name("ERR@20") is None and trec_eval_name("not a measure") is None
 
 
-@pytest.mark.skipif(not (SHARED_DATA / "trec2003_robust").is_dir(), reason="Robust 2003 data absent")
-def test_compare_reads_uefast_trec_eval_tsv(tmp_path, capsys):
+def test_compare_reads_uefast_trec_eval_tsv(tmp_path, capsys, robust_pair):
     """`uefast trec_eval -q --format tsv` outputs (runid column, summary rows with qid 'all'),
     concatenated, are a `uefast compare` input: the same test as on the runs themselves."""
-    robust = SHARED_DATA / "trec2003_robust"
-    qrels = robust / "robust03_qrels.txt"
-    runs = [robust / "runs" / "input.Sel50.gz", robust / "runs" / "input.aplrob03a.gz"]
+    qrels, runs = robust_pair
     lines = []
     for r in runs:
         assert main(["trec_eval", "-q", "-m", "map", "--format", "tsv", str(qrels), str(r)]) == 0
