@@ -229,3 +229,26 @@ def test_gzip_truncated_is_refused_multi_member_is_read(tmp_path, monkeypatch, e
     p = tmp_path / "two.gz"
     p.write_bytes(gzip.compress(text[:half]) + gzip.compress(text[half:]))
     assert read_run(p).num_rows == 5000
+
+
+def test_bzip2_and_xz_read_zstd_refused(tmp_path):
+    """bzip2 and xz files are read like gzip ones (magic bytes, not the name); a truncated one is
+    an error; zstd asks to be decompressed first; a text file starting with "BZh" stays text."""
+    import bz2
+    import lzma
+
+    text = "".join(f"301 Q0 d{i} {i + 1} {1.0 / (i + 1)!r} r\n" for i in range(300)).encode()
+    want = read_run(_write(tmp_path, "plain.txt", text.decode()))
+    for name, data in (("r.bz2", bz2.compress(text)), ("r.xz", lzma.compress(text)),
+                       ("r.data", bz2.compress(text))):
+        p = tmp_path / name
+        p.write_bytes(data)
+        assert read_run(p).equals(want)
+        p.write_bytes(data[:-20])
+        with pytest.raises(InputError, match=rf"{name}: corrupt or truncated (bzip2|xz) data"):
+            read_run(p)
+    z = tmp_path / "r.zst"
+    z.write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 16)
+    with pytest.raises(InputError, match=r"r.zst: zstd-compressed; decompress it first"):
+        read_run(z)
+    assert read_run(_write(tmp_path, "bzh.txt", "BZh9 Q0 d1 1 2.5 r\n"))["qid"].to_pylist() == ["BZh9"]

@@ -123,7 +123,8 @@ def usable_cpus() -> int:
 
 
 def read_bytes(path: str | os.PathLike) -> np.ndarray:
-    """Read a file, gunzipping it when it starts with the gzip magic bytes (read-only uint8)."""
+    """Read a file, decompressing it when it starts with the magic bytes of gzip, bzip2 or xz
+    (read-only uint8)."""
     p = Path(path)
     try:
         raw = p.read_bytes()
@@ -131,7 +132,32 @@ def read_bytes(path: str | os.PathLike) -> np.ndarray:
         raise InputError(f"{p}: cannot read file ({exc.strerror or exc})") from None
     if raw[:2] == _GZIP_MAGIC:
         raw = decompress(raw, p)
+    elif _is_bzip2(raw) or raw[:6] == b"\xfd7zXZ\x00":
+        raw = _other_decompress(raw, p)
+    elif raw[:4] == b"\x28\xb5\x2f\xfd":
+        raise InputError(f"{p}: zstd-compressed; decompress it first (zstd -d): gzip, bzip2 and "
+                         f"xz files are read directly")
     return np.frombuffer(raw, dtype=np.uint8)
+
+
+def _is_bzip2(raw: bytes) -> bool:
+    """``BZh``, the block-size digit, then a block's or the end of stream's 48-bit magic (so a
+    text file whose first word starts with "BZh" is not taken for one)."""
+    return (raw[:3] == b"BZh" and raw[3:4].isdigit()
+            and raw[4:10] in (b"\x31\x41\x59\x26\x53\x59", b"\x17\x72\x45\x38\x50\x90"))
+
+
+def _other_decompress(raw: bytes, path) -> bytes:
+    """bzip2 or xz (by their magic bytes), with the standard library; a truncated or corrupt
+    stream is an error naming the file (never a partial read)."""
+    import bz2
+    import lzma
+
+    kind, mod = ("bzip2", bz2) if _is_bzip2(raw) else ("xz", lzma)
+    try:
+        return mod.decompress(raw)
+    except (OSError, EOFError, ValueError, lzma.LZMAError) as exc:
+        raise InputError(f"{path}: corrupt or truncated {kind} data ({exc})") from None
 
 # --------------------------------------------------------------------------------------------
 # Fused line scanners

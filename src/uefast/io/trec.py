@@ -1,4 +1,4 @@
-"""Readers for TREC run files and TREC qrels files (plain or gzip), into Arrow tables.
+"""Readers for TREC run files and TREC qrels files (plain, gzip, bzip2 or xz), into Arrow tables.
 
 Formats (whitespace-separated, any mix of spaces and tabs, blank lines and ``#`` comment lines
 skipped as trec_eval 10 does):

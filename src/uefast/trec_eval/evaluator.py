@@ -69,7 +69,7 @@ def evaluate_trec(run: pa.Table | ScannedRun | str | os.PathLike, qrels: pa.Tabl
     ``score``; ``qrels`` ``qid``, ``docid``, ``label`` (or a prebuilt :class:`QrelsIndex`).
     ``runid`` defaults to the run's last ``system`` value (trec_eval prints the last line's runid).
 
-    ``run`` / ``qrels`` may also be file paths (plain or gzip): they are then read by the fused
+    ``run`` / ``qrels`` may also be file paths (plain, gzip, bzip2 or xz): they are then read by the fused
     fast path (:meth:`ScannedRun.scan`, :meth:`QrelsIndex.from_file`; run lines with more than six
     fields are accepted and the rank field is not read, as in trec_eval), with the same errors as
     :func:`uefast.io.read_run` (``ranks="ignore"``) / :func:`uefast.io.read_qrels`.
