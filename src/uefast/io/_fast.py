@@ -159,6 +159,7 @@ def _other_decompress(raw: bytes, path) -> bytes:
     except (OSError, EOFError, ValueError, lzma.LZMAError) as exc:
         raise InputError(f"{path}: corrupt or truncated {kind} data ({exc})") from None
 
+
 # --------------------------------------------------------------------------------------------
 # Fused line scanners
 
