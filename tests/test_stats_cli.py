@@ -51,6 +51,17 @@ def test_compare_tsv_baseline_jsonl(tmp_path, capsys):
     assert rows[1]["significant"] is True
 
 
+def test_compare_jsonl_is_valid_json(tmp_path, capsys):
+    """A constant non-zero difference has t = +inf: JSON has no Infinity, so it is null."""
+    path = tmp_path / "c.tsv"
+    path.write_text("qid\tsystem\tvalue\n" + "".join(
+        f"{q}\ta\t{q}.5\n{q}\tb\t{q}.25\n" for q in range(1, 5)))
+    assert main(["compare", str(path), "--format", "jsonl"]) == 0
+    out = capsys.readouterr().out
+    row = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert row["statistic"] is None and row["mean_difference"] == 0.25
+
+
 def test_compare_text_reports_missing(tmp_path, capsys):
     path = _long(tmp_path, "tsv")
     assert main(["compare", str(path), "--method", "tukey_hsd", "--correction", "none",

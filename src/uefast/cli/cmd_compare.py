@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 import warnings
 from pathlib import Path
@@ -207,6 +208,7 @@ def run(args) -> int:
         for r in result.to_pylist():
             sys.stdout.write("\t".join(str(r[c]) for c in names) + "\n")
     else:
-        for r in result.to_pylist():
+        for r in result.to_pylist():  # JSON has no NaN/Infinity: null, as Polars writes them
+            r = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in r.items()}
             sys.stdout.write(json.dumps(r) + "\n")
     return 0
