@@ -1,5 +1,5 @@
 """``--run FILE... [--names NAME...]``: the TREC run files of a command, their system names, and
-what became of their rows.
+what became of the rows of an evaluation (skipped or dropped: said on stderr, never silent).
 
 Toolkits often write one fixed runid on every line (Indri: ``indri``, Anserini: ``Anserini``), so
 two of their runs cannot be told apart by it; ``--names`` gives each file its own name.
@@ -38,11 +38,16 @@ def run_names(args) -> list[str] | None:
     return list(args.names)
 
 
+def _info(res) -> dict:
+    """The row accounting an evaluation table carries (metadata ``uefast.info``)."""
+    return json.loads((res.schema.metadata or {}).get(b"uefast.info", b"{}"))
+
+
 def account_unevaluated(res) -> None:
     """TREC-style input: say on stderr which run rows were not evaluated (queries without any
     relevance judgment, skipped as trec_eval skips them), and fail, as trec_eval does, when no
     query is left (the run and the qrels are of different topic sets, or swapped)."""
-    info = json.loads(res.schema.metadata.get(b"uefast.info", b"{}"))
+    info = _info(res)
     rows = info.get("run_rows_query_not_in_qrels", 0)
     if not rows:
         return
@@ -54,3 +59,15 @@ def account_unevaluated(res) -> None:
                          f"judged): run and qrels swapped, or of different tracks?")
     print(f"uefast: note: {rows_s} of {queries_s} not in the qrels not evaluated (as in "
           f"trec_eval); the table metadata 'uefast.info' counts every row", file=sys.stderr)
+
+
+def account_dropped(res) -> None:
+    """``--degenerate drop``: say on stderr how many rows were left out (never silently)."""
+    info = _info(res)
+    n = info.get("dropped_degenerate_rows", 0)
+    if n:
+        total = n + info.get("output_rows", res.num_rows)
+        print(f"uefast: note: {n:,} of {total:,} (system, query, measure) rows dropped "
+              f"as degenerate (IUB = REB: every ranking of the query scores the same; "
+              f"--degenerate drop); the table metadata 'uefast.dropped' lists them",
+              file=sys.stderr)

@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from uefast.cli._runs import account_unevaluated, add_names_argument, run_names
+from uefast.cli._runs import account_dropped, account_unevaluated, add_names_argument, run_names
 
 NAME = "evaluate"
 HELP = "evaluate runs (Parquet/Arrow/CSV LETOR tables, TREC runs + qrels, SVMlight) with IUB/REB/UE"
@@ -139,7 +139,7 @@ def run(args) -> int:
                           degenerate=args.degenerate, rel_level=args.rel_level,
                           queries=args.queries, backend=args.backend, **kw)
     account_unevaluated(res)
-    _account_dropped(res)
+    account_dropped(res)
     means = uefast.aggregate(res)
     out = open(args.output, "w") if args.output and args.format != "parquet" else sys.stdout
     try:
@@ -204,7 +204,7 @@ def _run_streaming(args) -> int:
                             progress=sys.stderr.isatty(), ue=args.ue, ties=args.ties, reb=args.reb,
                             degenerate=args.degenerate, rel_level=args.rel_level,
                             queries=args.queries)
-    _account_dropped(means)
+    account_dropped(means)
     if out is None:
         if args.format == "parquet":
             if not args.output:
@@ -226,20 +226,6 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return "nan" if v != v else f"{v:.4f}"
     return "" if v is None else str(v)
-
-
-def _account_dropped(res) -> None:
-    """``--degenerate drop``: say on stderr how many rows were left out (never silently)."""
-    import json
-
-    info = json.loads(res.schema.metadata.get(b"uefast.info", b"{}"))
-    n = info.get("dropped_degenerate_rows", 0)
-    if n:
-        total = n + info.get("output_rows", res.num_rows)
-        print(f"uefast: note: {n:,} of {total:,} (system, query, measure) rows dropped "
-              f"as degenerate (IUB = REB: every ranking of the query scores the same; "
-              f"--degenerate drop); the table metadata 'uefast.dropped' lists them",
-              file=sys.stderr)
 
 
 def _write_jsonl(t, out) -> None:
