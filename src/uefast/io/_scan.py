@@ -9,6 +9,7 @@ lines and lines whose first non-blank byte is ``#`` (trec_eval 10 comment lines)
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numba as nb
 import numpy as np
@@ -18,7 +19,8 @@ import pyarrow.compute as pc
 from uefast.errors import InputError
 from uefast.inputs import numpy_view
 
-__all__ = ["read_bytes", "scan_fields", "gather_strings", "line_text", "parse_numbers"]
+__all__ = ["read_bytes", "scan_fields", "gather_strings", "line_text", "parse_numbers",
+           "file_stem", "numbers_per_line"]
 
 def read_bytes(path: str | os.PathLike) -> np.ndarray:
     """Read a file (transparently gunzipping it when it starts with the gzip magic bytes).
@@ -134,6 +136,35 @@ def gather_strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, pat
     except pa.ArrowInvalid:
         raise InputError(f"{path}: file is not valid UTF-8 text") from None
     return arr
+
+
+def file_stem(path, suffixes) -> str:
+    """The file name without those of ``suffixes`` it ends with, tried in order (each at most
+    once, never down to nothing): a system's name from its file (``bm25.run.gz`` -> ``bm25.run``
+    -> ...)."""
+    name = Path(path).name
+    for suffix in suffixes:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def numbers_per_line(path, kind: str, what: str, check_count=None):
+    """The one number (``kind`` ``"float"`` or ``"int"``) on each content line of ``path`` (score
+    files, group files), with the lines' numbers and start offsets and the buffer, for messages
+    about them. ``check_count(n_lines)`` runs first; then a line without exactly one field, or
+    whose field is not such a number, is an error naming file, line and ``what``."""
+    buf = read_bytes(path)
+    starts, ends, nfields, lines, lstart = scan_fields(buf, 1)
+    if check_count is not None:
+        check_count(nfields.size)
+    if (nfields != 1).any():
+        r = int(np.flatnonzero(nfields != 1)[0])
+        raise InputError(f"{path}:{int(lines[r])}: expected one {what} per line: "
+                         f"{line_text(buf, int(lstart[r]))!r}")
+    values = parse_numbers(gather_strings(buf, starts[0], ends[0], path=path), kind, path=path,
+                           what=what, buf=buf, lineno=lines, line_start=lstart)
+    return values, lines, lstart, buf
 
 
 def line_text(buf: np.ndarray, line_start: int, limit: int = 200) -> str:

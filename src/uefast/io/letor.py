@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import numba as nb
 import numpy as np
@@ -22,7 +21,8 @@ from uefast.errors import InputError
 from uefast.inputs import numeric_array, numpy_view
 from uefast.io._scan import _count_lines
 from uefast.io._scan import _is_space as _sp
-from uefast.io._scan import gather_strings, line_text, parse_numbers, read_bytes, scan_fields
+from uefast.io._scan import (file_stem, gather_strings, line_text, numbers_per_line,
+                             parse_numbers, read_bytes)
 
 __all__ = ["read_letor"]
 
@@ -101,12 +101,8 @@ def _scan_letor(buf):
     return out[:row], lineno[:row], lstart[:row], err[:row]
 
 
-def _stem(path) -> str:
-    name = Path(path).name
-    for suffix in (".gz", ".txt", ".tsv", ".csv", ".score", ".scores", ".pred", ".predict"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            name = name[: -len(suffix)]
-    return name
+#: Suffixes left out of a score file's name to name its column (``lambdamart.txt`` -> ``lambdamart``).
+SCORE_SUFFIXES = (".gz", ".txt", ".tsv", ".csv", ".score", ".scores", ".pred", ".predict")
 
 
 #: Group files looked for next to a LETOR file without ``qid:`` fields, in this order: LightGBM's
@@ -170,18 +166,15 @@ def read_letor(path: str | os.PathLike, *, score_files: Sequence[str | os.PathLi
     if (out[:, 4] >= 0).all():
         cols["docid"] = gather_strings(buf, out[:, 4], out[:, 5], path=path)
     for sf in score_files or ():
-        name = _stem(sf)
+        name = file_stem(sf, SCORE_SUFFIXES)
         if name in cols:
             raise InputError(f"{sf}: score column name {name!r} (from the file name) is already used")
-        sbuf = read_bytes(sf)
-        starts, ends, nfields, slines, sstart = scan_fields(sbuf, 1)
-        if nfields.size != n:
-            raise InputError(f"{sf}: {nfields.size} scores but {path} has {n} lines")
-        if (nfields != 1).any():
-            r = int(np.flatnonzero(nfields != 1)[0])
-            raise InputError(f"{sf}:{int(slines[r])}: expected one score per line: {line_text(sbuf, int(sstart[r]))!r}")
-        scores = parse_numbers(gather_strings(sbuf, starts[0], ends[0], path=sf), "float", path=sf,
-                               what="score", buf=sbuf, lineno=slines, line_start=sstart)
+
+        def same_count(m, sf=sf):
+            if m != n:
+                raise InputError(f"{sf}: {m} scores but {path} has {n} lines")
+
+        scores, _, _, _ = numbers_per_line(sf, "float", "score", same_count)
         cols[name] = numeric_array(np.ascontiguousarray(scores, np.float64))
     return pa.table(cols)
 
@@ -189,17 +182,11 @@ def read_letor(path: str | os.PathLike, *, score_files: Sequence[str | os.PathLi
 def _read_groups(group_file, n_rows: int, path) -> np.ndarray:
     """The group sizes in ``group_file`` (one positive integer per line), which must add up to
     ``n_rows`` (the lines of ``path``)."""
-    gbuf = read_bytes(group_file)
-    starts, ends, nfields, glines, gstart = scan_fields(gbuf, 1)
-    if nfields.size == 0:
-        raise InputError(f"{group_file}: empty group file (one group size per line expected)")
-    if (nfields != 1).any():
-        r = int(np.flatnonzero(nfields != 1)[0])
-        raise InputError(f"{group_file}:{int(glines[r])}: expected one group size per line: "
-                         f"{line_text(gbuf, int(gstart[r]))!r}")
-    sizes = parse_numbers(gather_strings(gbuf, starts[0], ends[0], path=group_file), "int",
-                          path=group_file, what="group size", buf=gbuf, lineno=glines,
-                          line_start=gstart)
+    def not_empty(m):
+        if m == 0:
+            raise InputError(f"{group_file}: empty group file (one group size per line expected)")
+
+    sizes, glines, gstart, gbuf = numbers_per_line(group_file, "int", "group size", not_empty)
     if (sizes <= 0).any():
         r = int(np.flatnonzero(sizes <= 0)[0])
         raise InputError(f"{group_file}:{int(glines[r])}: group size {int(sizes[r])} is not "

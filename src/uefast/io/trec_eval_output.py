@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -18,7 +17,8 @@ import pyarrow.compute as pc
 from uefast.errors import InputError
 from uefast.inputs import numeric_array, numpy_view, string_array, text_array
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
-from uefast.io._scan import gather_strings, line_text, parse_numbers, read_bytes, scan_fields
+from uefast.io._scan import (file_stem, gather_strings, line_text, parse_numbers, read_bytes,
+                             scan_fields)
 
 __all__ = ["read_trec_eval_output"]
 
@@ -57,7 +57,8 @@ def read_trec_eval_output(paths: str | os.PathLike | Sequence[str | os.PathLike]
     tables, seen = [], {}
     for path, name in zip(paths, names):
         t, runid = _read_one(path)
-        name = name if name is not None else runid if runid is not None else _stem(path)
+        if name is None:
+            name = runid if runid is not None else file_stem(path, NAME_SUFFIXES)
         if name in seen:
             raise InputError(f"{path}: system name {name!r} is also used by {seen[name]}; give each "
                              f"file its own name: `system=[...]` in Python, `--names` on the "
@@ -73,12 +74,8 @@ def _repeat(name: str, n: int) -> pa.Array:
     return string_array(np.arange(n + 1, dtype=np.int64) * len(b), b * n)
 
 
-def _stem(path) -> str:
-    name = Path(path).name
-    for suffix in (".gz", ".txt", ".eval", ".tsv"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            name = name[: -len(suffix)]
-    return name
+#: Suffixes left out of a file's name when it names the system (``bm25.eval`` -> ``bm25``).
+NAME_SUFFIXES = (".gz", ".txt", ".eval", ".tsv")
 
 
 def _read_one(path) -> tuple[pa.Table, str | None]:
