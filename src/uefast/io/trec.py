@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
-from uefast.inputs import numeric_array, numpy_view, string_array
+from uefast.inputs import numeric_array, numpy_view, string_array, text_array
 from uefast.io import _fast
 from uefast.io._fast import usable_cpus
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
@@ -120,7 +120,7 @@ def _read_run_fast(path: PathLike, sysname, extra_columns: str, ranks: str = "ch
         return None
     n = qs.size
     sys_col = (_ascii_strings(buf, ys, ye) if sysname is None
-               else pa.repeat(pa.scalar(str(sysname), pa.string()), n))
+               else pa.repeat(text_array([str(sysname)])[0], n))
     rank_col = numeric_array(rank) if ranks == "check" else pa.nulls(n, pa.int64())
     return pa.Table.from_arrays([_ascii_strings(buf, qs, qe), _ascii_strings(buf, ds, de),
                                  numeric_array(score), sys_col, rank_col],
@@ -198,7 +198,7 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
                                                buf=p.buf, lineno=p.lineno, line_start=p.line_start))
         else:
             rank = pa.nulls(n, pa.int64())
-        sys_col = p.col(5) if sysname is None else pa.repeat(pa.scalar(str(sysname), pa.string()), n)
+        sys_col = p.col(5) if sysname is None else pa.repeat(text_array([str(sysname)])[0], n)
         tables.append(pa.Table.from_arrays([p.col(0), p.col(2), numeric_array(score), sys_col,
                                             rank],
                                            schema=RUN_SCHEMA))

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
-from uefast.inputs import numeric_array, numpy_view, string_array, text_array
+from uefast.inputs import numeric_array, numpy_view, text_array
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
 from uefast.io._scan import (file_stem, gather_strings, line_text, parse_numbers, read_bytes,
                              scan_fields)
@@ -64,14 +64,8 @@ def read_trec_eval_output(paths: str | os.PathLike | Sequence[str | os.PathLike]
                              f"file its own name: `system=[...]` in Python, `--names` on the "
                              f"command line")
         seen[name] = path
-        tables.append(t.add_column(0, "system", _repeat(name, t.num_rows)))
+        tables.append(t.add_column(0, "system", pa.repeat(text_array([name])[0], t.num_rows)))
     return pa.concat_tables(tables)
-
-
-def _repeat(name: str, n: int) -> pa.Array:
-    """``n`` copies of ``name`` as an Arrow string array (built from buffers, no pandas)."""
-    b = name.encode()
-    return string_array(np.arange(n + 1, dtype=np.int64) * len(b), b * n)
 
 
 #: Suffixes left out of a file's name when it names the system (``bm25.eval`` -> ``bm25``).
