@@ -252,3 +252,18 @@ def test_bzip2_and_xz_read_zstd_refused(tmp_path):
     with pytest.raises(InputError, match=r"r.zst: zstd-compressed; decompress it first"):
         read_run(z)
     assert read_run(_write(tmp_path, "bzh.txt", "BZh9 Q0 d1 1 2.5 r\n"))["qid"].to_pylist() == ["BZh9"]
+
+
+def test_isal_sized_inflate_beyond_its_size_hint():
+    """The ISA-L path sizes its buffer from the gzip trailer (the length mod 2^32); a stream
+    longer than that (beyond 4 GiB; here a short hint) is read on to its end, not cut."""
+    from uefast.io import _fast
+
+    if not hasattr(_fast._igzip_lib, "IgzipDecompressor"):
+        pytest.skip("python-isal with IgzipDecompressor not installed")
+    text = "".join(f"301 Q0 d{i} {i + 1} {i / 7!r} r\n" for i in range(20000)).encode()
+    g = gzip.compress(text)
+    for hint in (None, 0, 10, len(text) - 1, len(text)):
+        assert _fast._isal_gunzip(g, hint) == text
+    assert _fast._isal_gunzip(g[:-20]) is None  # truncated: left to zlib, which refuses it
+    assert _fast._isal_gunzip(g + gzip.compress(b"x\n")) is None  # multi-member: zlib's path
