@@ -81,3 +81,34 @@ def test_queries_qrels_mode_scores_missing_queries_zero():
     for r in full.to_pylist():
         if (r["system"], r["qid"]) in extra:
             assert r["value"] == 0.0 and r["n_docs"] == 0
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_trec_eval_path_every_pytrec_eval_measure(level):
+    """``evaluate_trec`` (``uefast trec_eval --trec-eval-version 9.0.8``) on the same random data:
+    every per-topic float value pytrec_eval reports, at relevance levels 1..3 (so that many topics
+    have no relevant document: every 7th always, most at -l 3).  Scores are multiples of 1/4,
+    exact in float32."""
+    from uefast.trec_eval import evaluate_trec
+
+    qrels, runs, qrels_t, run_t = _random_trec(10 + level)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, pytrec_eval.supported_measures, relevance_level=level)
+    checked = 0
+    bad = []
+    for name, run in runs.items():
+        theirs = evaluator.evaluate(run)
+        mine = run_t.filter(pa.compute.equal(run_t["system"], name))
+        res = evaluate_trec(mine, qrels_t, ["all_trec"], version="9.0.8", relevance_level=level)
+        row = {q: i for i, q in enumerate(res.qids)}
+        assert set(row) == set(theirs)
+        for slot in res.slots:
+            if slot.fmt != "float" or slot.per_query is None:
+                continue
+            for qid, vals in theirs.items():
+                if slot.name in vals:
+                    got = float(slot.per_query[row[qid]])
+                    checked += 1
+                    if not abs(got - vals[slot.name]) <= 1e-9:  # a NaN fails too
+                        bad.append((name, slot.name, qid, got, vals[slot.name]))
+    assert checked > 3 * 30 * 80
+    assert not bad[:5]

@@ -141,3 +141,24 @@ def test_trec_eval_command_does_not_import_pandas(files):
             "print(rc, 'pandas' in sys.modules, file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stderr.split()[-2:] == ["0", "False"], out.stderr
+
+
+@pytest.mark.parametrize("version", ["10.0", "9.0.8"])
+def test_relative_p_is_zero_for_a_topic_without_relevant_docs(tmp_path, capsys, version):
+    """m_rel_P.c returns 0 when num_rel == 0, m_set_rel_P.c when num_ret or num_rel is 0 (a
+    plain division printed -nan for the topic and the mean; pytrec_eval gives 0.0 too)."""
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("1 0 a 0\n1 0 b 0\n2 0 x 1\n2 0 y 1\n")
+    r.write_text("1 Q0 a 1 1.0 r\n1 Q0 b 2 2.0 r\n2 Q0 x 1 1.0 r\n")
+    out = _out(capsys, ["-q", "-mrelative_P.1,4", "-mset_relative_P", "--trec-eval-version", version, str(q), str(r)])
+    assert out.splitlines() == [
+        "relative_P_1          \t1\t0.0000", "relative_P_4          \t1\t0.0000",
+        "set_relative_P        \t1\t0.0000",
+        "relative_P_1          \t2\t1.0000", "relative_P_4          \t2\t0.5000",
+        "set_relative_P        \t2\t1.0000",
+        "relative_P_1          \tall\t0.5000", "relative_P_4          \tall\t0.2500",
+        "set_relative_P        \tall\t0.5000",
+    ]
+    # -l 2: no topic has a relevant document
+    out = _out(capsys, ["-l2", "-mrelative_P.4", "-mset_relative_P", str(q), str(r)])
+    assert "nan" not in out and "relative_P_4          \tall\t0.0000" in out

@@ -182,6 +182,7 @@ def set_measures(num_ret, num_rel, num_rel_ret, beta):
         rr = num_rel_ret[q]
         if ret:
             out[q, 0] = rr / float(ret)
+        if ret and nr:  # m_set_rel_P.c: 0 when nothing is retrieved or nothing is relevant
             out[q, 1] = rr / float(min(ret, nr))
         if nr:
             out[q, 2] = rr / float(nr)

@@ -38,13 +38,14 @@ def _value(kind, i, rsf, s, unj, num_rel):
 def cut_family(rel, off, num_rel, level, cutoffs, kind):
     """P_k = rel@k / k; recall_k = rel@k / R; map_cut_k = sum_{rel i<=k} prec@i / R;
     success_k = [rel@k > 0]; relative_P_k = rel@k / min(k, R); unj_k = unjudged@k / k.
-    recall and map_cut are 0 for topics with R = 0, as in trec_eval."""
+    recall, map_cut and relative_P are 0 for topics with R = 0, as in trec_eval (``m_rel_P.c``
+    returns before dividing when ``num_rel == 0``)."""
     e = off.size - 1
     nc = cutoffs.size
     out = np.zeros((e, nc))
     for q in range(e):
         nr = num_rel[q]
-        if (kind == 1 or kind == 2) and nr == 0:
+        if (kind == 1 or kind == 2 or kind == 4) and nr == 0:
             continue
         ci = 0
         rsf = 0
