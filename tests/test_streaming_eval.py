@@ -199,3 +199,28 @@ def test_property_any_batching(seed, bs, chunk):
                              measures=["nDCG@5", "AP", "ERR@3"], batch_size=bs,
                              max_label=int(np.max(t["label"].to_numpy())))
     assert got.equals(ref)
+
+
+def test_drop_and_system_order_when_chunks_yield_no_rows():
+    """A chunk whose rows are all dropped (degenerate queries) or whose queries are not in the
+    qrels still fixes where its systems come: the same table (rows and order) as in memory.
+    (An all-dropped first chunk raised ArrowTypeError; a system first seen in such a chunk
+    came last.)"""
+    letor = pa.table(dict(qid=[1, 1, 2, 2], docid=["a", "b", "a", "b"], label=[0, 0, 1, 0],
+                          score=[0.3, 0.2, 0.1, 0.9]))
+    for bs in (1, 2, 1 << 20):
+        for src in (letor, pa.RecordBatchReader.from_batches(letor.schema, letor.to_batches(max_chunksize=2))):
+            got = us.evaluate_stream(src, measures=["AP"], degenerate="drop", batch_size=bs)
+            assert got.equals(uefast.evaluate(letor, measures=["AP"], degenerate="drop"))
+    every = pa.table(dict(qid=[1, 1], docid=["a", "b"], label=[1, 1], score=[0.3, 0.2]))
+    got = uefast.evaluate(pa.RecordBatchReader.from_batches(every.schema, every.to_batches()),
+                          measures=["P@2"], degenerate="drop")
+    assert got.num_rows == 0 and len(json.loads(got.schema.metadata[b"uefast.dropped"])) == 1
+    # system A comes first in the input, but its first rows are in a query without qrels
+    run = pa.table(dict(qid=[9, 1, 1, 2, 2], docid=["x", "x", "y", "x", "y"],
+                        score=[1.0, 1.0, 0.5, 1.0, 0.5], system=["A", "C", "C", "A", "C"]))
+    qrels = pa.table(dict(qid=[1, 2], docid=["x", "x"], label=[1, 1]))
+    ref = uefast.evaluate(run, qrels, measures=["AP"])
+    assert ref["system"].to_pylist()[0] == "A"
+    for bs in (1, 2, 1 << 20):
+        assert us.evaluate_stream(run, qrels, measures=["AP"], batch_size=bs).equals(ref)

@@ -55,11 +55,22 @@ class _Order:
         self.q_base = 0
         self.qrels_keys = qrels_keys
 
-    def keys(self, res: pa.Table, chunk_qids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-        sys_names = res.column("system").unique().to_pylist()
-        for s in sys_names:
+    def register(self, names: Iterable[str]) -> None:
+        """Systems in order of first appearance in the input (as the in-memory path orders
+        them), whether or not a chunk yields rows for them (all dropped, or no query in qrels)."""
+        for s in names:
             self.systems.setdefault(s, len(self.systems))
-        srank = pc.index_in(res.column("system"), value_set=pa.array(list(self.systems))).to_numpy()
+
+    def register_column(self, col: pa.ChunkedArray) -> None:
+        u = pc.unique(col.combine_chunks() if col.num_chunks != 1 else col.chunk(0))
+        if pa.types.is_dictionary(u.type):
+            u = u.dictionary_decode()
+        self.register(u.cast(pa.string()).to_pylist())
+
+    def keys(self, res: pa.Table, chunk_qids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        self.register(res.column("system").unique().to_pylist())
+        srank = pc.index_in(res.column("system"),
+                            value_set=pa.array(list(self.systems), pa.string())).to_numpy()
         if self.qrels_keys is not None:
             qidx = pc.index_in(res.column("qid"), value_set=self.qrels_keys).to_numpy()
         else:
@@ -198,6 +209,9 @@ def evaluate_stream(source: Any, qrels: Any = None,
     else:
         kw["score_columns"] = [c for c in cols if c not in (qid, label, docid, system)] \
             if score_columns is None and system not in cols else score_columns
+    long_format = system in cols
+    if not long_format and kw["score_columns"] is not None:
+        order.register(kw["score_columns"])
     meas_names = pa.array([str(m) for m in mlist], pa.string())
     run_names = pa.array([str(m) for m in run_mlist], pa.string())
     parts: list[pa.Table] = []
@@ -214,6 +228,8 @@ def evaluate_stream(source: Any, qrels: Any = None,
             chunk_qids = pc.unique(qcol.combine_chunks() if qcol.num_chunks != 1 else qcol.chunk(0))
             if pa.types.is_dictionary(chunk_qids.type):
                 chunk_qids = chunk_qids.dictionary_decode()
+            if long_format:
+                order.register_column(chunk.column(system))
             qr = None
             if trec:
                 qr = _qrels_subset(q_sorted, q_off, q_keys, chunk_qids)
