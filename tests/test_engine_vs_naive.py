@@ -17,7 +17,7 @@ from uefast import parse_measures
 MEASURES = parse_measures([
     "nDCG@3", "nDCG", "nDCG(gain=exp)@5", "DCG@4", "DCG(gain=exp)", "P@3", "P@10", "R@2",
     "Rprec", "SP@3", "SP", "AP", "AP@3", "AP(norm=k)@3", "AP(norm=min)@3", "RR", "RR@2",
-    "ERR@3", "ERR", "ERR(lmax=3)@4", "RBP(p=0.8)", "RBP(p=0.5)@3", "P(rel=2)@2", "AP(rel=2)",
+    "ERR@3", "ERR", "ERR(lmax=5)@4", "RBP(p=0.8)", "RBP(p=0.5)@3", "P(rel=2)@2", "AP(rel=2)",
     "R(rel=3)@4", "Success@1", "Success@3", "Success(rel=2)@2",
 ])
 

@@ -125,6 +125,10 @@ def test_degenerate_policies():
     (lambda t: t.slice(0, 0), "no rows"),
     (lambda t: t.drop_columns(["score"]), "no score column found"),
     (lambda t: t.set_column(3, "score", pa.array(["a"] * 5)), "no score column found"),
+    # beyond int64: a label that wrapped or saturated counted as non-relevant, silently
+    (lambda t: t.set_column(2, "label", pa.array([0, 1e20, 1, 1, 0])), r"label 1e\+20 at row 1, beyond the int64"),
+    (lambda t: t.set_column(2, "label", pa.array([0, 1, 2 ** 63 + 5, 1, 0], pa.uint64())),
+     "label 9223372036854775813 at row 2, beyond the int64"),
 ])
 def test_bad_letor_input_names_column_row_and_value(mutate, match):
     with pytest.raises(InputError, match=match):
@@ -344,3 +348,15 @@ def test_numpy_view_null_value():
         ref = np.array([-1 if x is None else x for x in a.to_pylist()], np.int32)
         v = numpy_view(a, null_value=-1)
         assert v.dtype == np.int32 and np.array_equal(v, ref)
+
+
+def test_measure_objects_and_err_lmax_checked_against_the_data():
+    from uefast.measures import Measure
+
+    t = _letor()  # labels up to 2
+    with pytest.raises(InputError, match=r"measure 'P\(rel=0\)@5': `rel` must be >= 1, got 0"):
+        uefast.evaluate(t, measures=[Measure("P", 5, (("rel", 0),))])
+    with pytest.raises(InputError, match=r"'ERR\(lmax=1\)@3': the data has label 2, above lmax=1"):
+        uefast.evaluate(t, measures=["ERR(lmax=1)@3"])
+    assert uefast.evaluate(t, measures=["ERR(lmax=2)@3"]).equals(uefast.evaluate(t, measures=["ERR@3"])
+                                                                 .set_column(2, "measure", pa.array(["ERR(lmax=2)@3"] * 2)))

@@ -50,6 +50,10 @@ def test_matmul_sets_cutoff():
     ("nDCG(gain=exp", "must be in format"),
     ("nDCG(dcg=exp)@10", r"`dcg` \(ir_measures' spelling of `gain`\) must be one of"),
     ("Success", "Success needs a cutoff"),
+    ("P(rel=0)@5", "`rel` must be an integer >= 1, got 0"),
+    ("AP(rel=-1)", "`rel` must be an integer >= 1, got -1"),
+    ("ERR(lmax=0)@10", "`lmax` must be an integer >= 1, got 0"),
+    (f"P@{2 ** 63}", r"positive integer \(at most 2\^63 - 1\), got 9223372036854775808"),
 ])
 def test_parse_errors_name_the_problem(text, match):
     with pytest.raises(MeasureParseError, match=match):

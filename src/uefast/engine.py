@@ -187,10 +187,17 @@ def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "ex
         if "rel" in d.params:
             r = meas.param("rel")
             rels[i] = rel_level if r is None else r
+            if rels[i] < 1:
+                raise InputError(f"measure {str(meas)!r}: `rel` must be >= 1, got {rels[i]}")
         if "norm" in d.params:
             norms[i] = NORM_CODES[meas.param("norm")]
         if d.name == "ERR":
             lm = meas.param("lmax")
+            if lm is not None and not max_label <= lm:
+                raise InputError(
+                    f"measure {str(meas)!r}: the data has label {max_label}, above lmax={lm} (ERR's "
+                    f"stop probability (2^label - 1) / 2^lmax would exceed 1); use lmax >= {max_label} "
+                    f"or leave it out (default: the largest label)")
             fparams[i] = float(max(max_label, 1) if lm is None else lm)
         elif d.name == "RBP":
             fparams[i] = float(meas.param("p"))
@@ -199,8 +206,6 @@ def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "ex
             raise InputError(f"measure {str(meas)!r} with reb='paper': the paper's REB sums DCG's "
                              f"discounts to k even beyond the ranking; cutoffs above "
                              f"{PAPER_DCG_MAX_CUTOFF:,} are not supported (reb='exact' has no limit)")
-    if np.any(rels < 1):
-        raise ValueError(f"`rel_level` must be >= 1, got {rel_level}")
     return MeasurePlan(tuple(measures), kinds, ks, gtypes, rels, fparams, norms, paper,
                        int(ks.max()) if m else 0)
 

@@ -223,17 +223,28 @@ def label_array(arr: pa.Array, name: str, what: str, negative: str) -> np.ndarra
     return readonly(x)
 
 
+_INT64_MAX = 2 ** 63 - 1
+
+
 def _integer_labels(arr: pa.Array, name: str, what: str, negative: str) -> np.ndarray:
     t = arr.type
     if pa.types.is_boolean(t):
         return numpy_view(arr.cast(pa.int8()))
     if pa.types.is_integer(t):
         x = numpy_view(arr)
+        if x.dtype == np.uint64 and x.size and int(x.max()) > _INT64_MAX:
+            bad = int(np.argmax(x > np.uint64(_INT64_MAX)))
+            raise InputError(f"{what}: column {name!r} has label {int(x[bad])} at row {bad}, "
+                             f"beyond the int64 range labels are computed in")
     elif pa.types.is_floating(t):
         xf = numpy_view(arr).astype(np.float64, copy=False)
         bad = _first_nonintegral(xf)
         if bad >= 0:
             raise InputError(f"{what}: column {name!r} must hold integer labels; row {bad} has {float(xf[bad])!r}")
+        if xf.size and not (-2.0 ** 63 <= xf.min() and xf.max() < 2.0 ** 63):
+            bad = int(np.argmax((xf < -2.0 ** 63) | (xf >= 2.0 ** 63)))
+            raise InputError(f"{what}: column {name!r} has label {float(xf[bad])!r} at row {bad}, "
+                             f"beyond the int64 range labels are computed in")
         x = xf.astype(np.int64)
     else:
         raise InputError(f"{what}: column {name!r} must hold integer labels, got {t}")

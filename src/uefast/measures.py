@@ -15,7 +15,8 @@ Parameters:
 * ``norm`` -- AP@k denominator: ``rel`` (Np, trec_eval ``map_cut``), ``k`` (the paper's
   AP@k = SP@k/k) or ``min`` (min(Np, k)).
 * ``lmax`` -- ERR's maximum grade in theta(l) = (2^l - 1)/2^lmax; ``None`` means the largest label
-  in the evaluated data (the collection's scale, SPEC_math §7.1).
+  in the evaluated data (the collection's scale, SPEC_math §7.1); an lmax below a label of the
+  data is refused at evaluation (theta would exceed 1).
 * ``p``    -- RBP persistence.
 
 Paper aliases: ``PaperAP@k`` is ``AP(norm=k)@k`` and ``MSP@k`` is ``SP@k`` (Santu & Feng 2022).
@@ -161,6 +162,7 @@ _MEASURE_RE = re.compile(
 )
 #: ir_measures' spelling of the DCG gain (``nDCG(dcg='exp-log2')@10``) -> uefast's ``gain``.
 _IR_MEASURES_DCG = {"log2": "lin", "exp-log2": "exp"}
+_MAX_CUTOFF = 2 ** 63 - 1  # cutoffs are int64 in the kernels
 _FORMAT = "must be in format Measure(k1=v1,k2=v2)@cutoff, e.g. nDCG@10, P(rel=2)@10, RBP(p=0.8)"
 
 
@@ -195,8 +197,9 @@ def _build(name: str, params: dict[str, Any], cutoff: Any, text: str) -> Measure
             cutoff = int(cutoff)
         except (TypeError, ValueError):
             raise MeasureParseError(f"measure {text!r}: cutoff must be a positive integer, got {cutoff!r}") from None
-        if cutoff < 1:
-            raise MeasureParseError(f"measure {text!r}: cutoff must be a positive integer, got {cutoff}")
+        if not 1 <= cutoff <= _MAX_CUTOFF:
+            raise MeasureParseError(f"measure {text!r}: cutoff must be a positive integer "
+                                    f"(at most 2^63 - 1), got {cutoff}")
     if d.cutoff == "required" and cutoff is None:
         raise MeasureParseError(f"measure {text!r}: {name} needs a cutoff, e.g. {name}@10")
     if d.cutoff == "none" and cutoff is not None:
@@ -207,8 +210,9 @@ def _build(name: str, params: dict[str, Any], cutoff: Any, text: str) -> Measure
                 f"measure {text!r}: unknown parameter `{key}` for {name}; known: {sorted(d.params)}")
     if name == "AP" and params.get("norm", "rel") != "rel" and cutoff is None:
         raise MeasureParseError(f"measure {text!r}: AP(norm=...) needs a cutoff")
-    if name == "RBP" and params.get("rel") is not None and params.get("rel") < 1:
-        raise MeasureParseError(f"measure {text!r}: `rel` must be >= 1")
+    for key in ("rel", "lmax"):  # a threshold or top grade below 1 makes no measure
+        if params.get(key) is not None and params[key] < 1:
+            raise MeasureParseError(f"measure {text!r}: `{key}` must be an integer >= 1, got {params[key]}")
     full = tuple((k, params.get(k, v)) for k, v in sorted(d.params.items()))
     return Measure(name, cutoff, full)
 

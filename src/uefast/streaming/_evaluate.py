@@ -192,7 +192,9 @@ def evaluate_stream(source: Any, qrels: Any = None,
         max_label = parquet_max(src, label)
         if max_label is None:
             raise InputError("ERR without lmax takes lmax from the largest label of the whole "
-                             "data, unknown for a stream: pass max_label=... or ERR(lmax=...)")
+                             "data, unknown for a stream read once: write ERR(lmax=...), e.g. "
+                             "ERR(lmax=4)@20, or pass max_label=... to "
+                             "uefast.streaming.evaluate_stream")
     run_mlist, back = _resolve_err(mlist, max_label) if need_err else (mlist, {})
     cols = _needed_columns(src.schema, trec, score_columns, names)
     order_keys = None
