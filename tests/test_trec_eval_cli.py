@@ -162,3 +162,35 @@ def test_relative_p_is_zero_for_a_topic_without_relevant_docs(tmp_path, capsys, 
     # -l 2: no topic has a relevant document
     out = _out(capsys, ["-l2", "-mrelative_P.4", "-mset_relative_P", str(q), str(r)])
     assert "nan" not in out and "relative_P_4          \tall\t0.0000" in out
+
+
+def test_repeated_docno_is_an_error_only_where_trec_eval_checks(tmp_path, capsys):
+    """form_res_rels.c looks for a repeated docno among the first -M documents of a topic it
+    evaluates (one with qrels), after ranking: a repeat beyond -M, or in a topic without qrels,
+    is ranked like any row (the fast scan refused both files before)."""
+    q = tmp_path / "q"
+    q.write_text("1 0 a 1\n1 0 b 0\n1 0 c 1\n2 0 x 1\n")
+    run = tmp_path / "run"
+    # topic 1 ranks a(5) b(4) c(3) c(2.9) a(0.1): 'a' repeats at ranks 1 and 5, 'c' at 3 and 4;
+    # input order puts the 'a' pair first.  Topic 9 (no qrels) repeats 'z'.
+    run.write_text("1 Q0 a 1 5 r\n1 Q0 a 2 0.1 r\n1 Q0 b 3 4 r\n1 Q0 c 4 3 r\n1 Q0 c 5 2.9 r\n"
+                   "2 Q0 x 1 1 r\n9 Q0 z 1 1 r\n9 Q0 z 2 0.5 r\n")
+    assert main(["trec_eval", "-M2", "-mnum_ret", "-mmap", str(q), str(run)]) == 0
+    assert capsys.readouterr().out.splitlines() == ["num_ret               \tall\t3",
+                                                    "map                   \tall\t0.7500"]
+    # -M4: only 'c' repeats within the first 4; -M1000: both, the first pair in file order is named
+    for m, doc in (("-M4", "c"), ("-M1000", "a")):
+        assert main(["trec_eval", m, "-mmap", str(q), str(run)]) == 2
+        err = capsys.readouterr().err
+        assert f"{run}: docno '{doc}' retrieved twice for topic '1'" in err, err
+    assert main(["trec_eval", "-mmap", str(q), str(run)]) == 2
+    # the Arrow-table API: the same rule
+    t = pa.table({"qid": ["1", "1", "1", "1", "1"], "docid": ["a", "a", "b", "c", "c"],
+                  "score": [5, 0.1, 4, 3, 2.9], "system": ["r"] * 5})
+    assert evaluate_trec(t, str(q), ["num_ret"], max_docs=2).slots[0].summary == 2
+    with pytest.raises(InputError, match="run: docno 'c' retrieved twice for topic '1'"):
+        evaluate_trec(t, str(q), ["num_ret"], max_docs=4)
+    from uefast.io import read_run
+    with pytest.raises(InputError, match="repeated"):
+        read_run(run)
+    assert read_run(run, duplicates="keep").num_rows == 8

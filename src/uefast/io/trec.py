@@ -93,7 +93,8 @@ def _ascii_strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.
     return string_array(offsets, data)
 
 
-def _read_run_fast(path: PathLike, sysname, extra_columns: str, ranks: str = "check") -> pa.Table | None:
+def _read_run_fast(path: PathLike, sysname, extra_columns: str, ranks: str = "check",
+                   duplicates: str = "error") -> pa.Table | None:
     """One run file through the fused scanner (:func:`uefast.io._fast.scan_run`); ``None`` when
     the file needs the general reader (an odd line, non-ASCII text, a number Arrow must judge and
     refuses, a repeated (qid, docno) -- which may or may not be an error, depending on runids)."""
@@ -115,9 +116,10 @@ def _read_run_fast(path: PathLike, sysname, extra_columns: str, ranks: str = "ch
             score[slow_s] = v.to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    ok, _, _, _ = _fast.run_group(buf, qs, qe, ds, de, dh, dw0, dw1)
-    if not ok:
-        return None
+    if duplicates == "error":
+        ok, _, _, _ = _fast.run_group(buf, qs, qe, ds, de, dh, dw0, dw1)
+        if not ok:
+            return None
     n = qs.size
     sys_col = (_ascii_strings(buf, ys, ye) if sysname is None
                else pa.repeat(text_array([str(sysname)])[0], n))
@@ -128,7 +130,7 @@ def _read_run_fast(path: PathLike, sysname, extra_columns: str, ranks: str = "ch
 
 
 def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequence[str] | None = None,
-             extra_columns: str = "error", ranks: str = "check") -> pa.Table:
+             extra_columns: str = "error", ranks: str = "check", duplicates: str = "error") -> pa.Table:
     """Read one or several TREC run files into one Arrow table.
 
     Each content line is ``qid Q0 docno rank score runid``.  Returns columns ``qid`` (string),
@@ -150,18 +152,25 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
         ``"check"`` (default): the rank field must be an integer (a rank that is not catches
         swapped rank/score columns). ``"ignore"``: any token, as trec_eval reads it (it ranks by
         score and never parses the field); the ``rank`` column is then null.
+    duplicates:
+        ``"error"`` (default): a docno repeated within a (system, topic) is an error.
+        ``"keep"``: such rows are kept (for ``uefast trec_eval``, which, like trec_eval, refuses
+        a repeated docno only among the first ``-M`` documents of a topic it evaluates).
 
     Raises
     ------
     InputError
         Naming file, line number and line text for: wrong field count, non-numeric score or
-        non-integer rank, a docno repeated within a (system, topic) (trec_eval refuses it too),
+        non-integer rank, a docno repeated within a (system, topic) (trec_eval refuses it too;
+        unless ``duplicates="keep"``),
         an empty file, or a file that cannot be read.
     """
     if extra_columns not in ("error", "ignore"):
         raise InputError(f"`extra_columns` must be 'error' or 'ignore', got {extra_columns!r}")
     if ranks not in ("check", "ignore"):
         raise InputError(f"`ranks` must be 'check' or 'ignore', got {ranks!r}")
+    if duplicates not in ("error", "keep"):
+        raise InputError(f"`duplicates` must be 'error' or 'keep', got {duplicates!r}")
     paths = [paths_or_path] if isinstance(paths_or_path, (str, os.PathLike)) else list(paths_or_path)
     if not paths:
         raise InputError("read_run: no run file given")
@@ -180,10 +189,10 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
     workers = min(len(paths), usable_cpus())
     if workers > 1:
         with ThreadPoolExecutor(workers) as ex:
-            fast = list(ex.map(lambda ps: _read_run_fast(ps[0], ps[1], extra_columns, ranks),
+            fast = list(ex.map(lambda ps: _read_run_fast(ps[0], ps[1], extra_columns, ranks, duplicates),
                                zip(paths, systems)))
     else:
-        fast = [_read_run_fast(p, s, extra_columns, ranks) for p, s in zip(paths, systems)]
+        fast = [_read_run_fast(p, s, extra_columns, ranks, duplicates) for p, s in zip(paths, systems)]
     for path, sysname, t in zip(paths, systems, fast):  # no repeated (qid, docno) in t
         if t is not None:
             tables.append(t)
@@ -204,7 +213,7 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
                                            schema=RUN_SCHEMA))
         parsed.append(p.path)
         general.append((len(tables) - 1, p, sysname))
-    for k, p, sysname in general:
+    for k, p, sysname in general if duplicates == "error" else ():
         t = tables[k]
         n = t.num_rows
         code = (np.zeros(n, np.int64) if sysname is not None else

@@ -180,8 +180,12 @@ class Prepared:
 
 def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_docs: int | None = None,
             judged_only: bool = False, complete: bool = False, bogus_missing: bool = False,
-            level: int = 1) -> Prepared:
+            level: int = 1, source: str = "run") -> Prepared:
     """Build :class:`Prepared` for one system's run (columns ``qid``, ``docid``, ``score``).
+
+    A docno repeated within a topic is an error (``source`` names the run in the message) where
+    trec_eval's ``form_res_rels.c`` finds it: among the first ``max_docs`` documents (``-M``) of
+    a topic that has qrels; elsewhere it is ranked like any row, as there.
 
     ``float32_scores`` rounds scores to float32 first (trec_eval 9.x stores ``float sim``, which
     changes tie-breaking); ``bogus_missing`` gives qrels topics absent from the run a ranking of
@@ -226,15 +230,16 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
     order = rank_order(qc, score, doff, ddata)
     qc_s = qc[order]
     counts = np.bincount(qc_s, minlength=len(qi.qids))
-    if j >= 0:  # trec_eval: "duplicate docs" (checked among the first -M docs only)
+    if j >= 0 and max_docs is not None:  # trec_eval: "duplicate docs" among the first -M only
         starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        rank_in_q = np.arange(qc_s.size) - starts[qc_s]
-        inv = np.empty_like(order)
-        inv[order] = np.arange(order.size)
-        lim = max_docs if max_docs is not None else np.iinfo(np.int64).max
-        if rank_in_q[inv[i]] < lim and rank_in_q[inv[j]] < lim:
-            raise InputError(f"run: docno {doc[int(j)].as_py()!r} retrieved twice for topic "
-                             f"{qi.qids[int(qc[j])].as_py()!r}")
+        top = np.sort(order[np.arange(qc_s.size) - starts[qc_s] < max_docs])
+        so, sd = str_buffers(doc.take(pa.array(top)))
+        i, j = first_duplicate(h[top], qc[top], so, sd, empty_off[:top.size + 1], empty)
+        if j >= 0:
+            j = int(top[j])
+    if j >= 0:
+        raise InputError(f"{source}: docno {doc[int(j)].as_py()!r} retrieved twice for topic "
+                         f"{qi.qids[int(qc[j])].as_py()!r} (trec_eval: \"duplicate docs\")")
     # relevance lookup (hash join on (topic, docno), verified bytewise)
     ds, de = doff[:-1], doff[1:]
     r = _fast.probe_topic_rows(qc, readonly(ddata), ds, de, qi.table, qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end)
@@ -323,7 +328,9 @@ class ScannedRun:
     def _general(self) -> "ScannedRun":
         from uefast.io import read_run
 
-        self.table = read_run(self.path, extra_columns=self.extra_columns, ranks="ignore")
+        # a repeated docno is judged by prepare(), as trec_eval does: among the first -M
+        # documents of the topics it evaluates only
+        self.table = read_run(self.path, extra_columns=self.extra_columns, ranks="ignore", duplicates="keep")
         return self
 
     @staticmethod
@@ -347,7 +354,7 @@ class ScannedRun:
         kw = dict(float32_scores=float32_scores, max_docs=max_docs, judged_only=judged_only, complete=complete,
                   bogus_missing=bogus_missing, level=level)
         if self.table is not None:
-            return prepare(self.table, qi, **kw)
+            return prepare(self.table, qi, source=str(self.path), **kw)
         score = self.score.astype(np.float32).astype(np.float64) if float32_scores else self.score
         order, counts, r, _ = _fast.run_index(
             self.buf, self.qs, self.qe, self.ds, self.de, self.dh, self.dw0, self.dw1, self.first, self.cnt,
