@@ -194,3 +194,12 @@ def test_repeated_docno_is_an_error_only_where_trec_eval_checks(tmp_path, capsys
     with pytest.raises(InputError, match="repeated"):
         read_run(run)
     assert read_run(run, duplicates="keep").num_rows == 8
+
+
+def test_huge_label_is_an_error_not_a_memory_error(tmp_path, capsys):
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("".join(f"{t} 0 d{t} {10 ** 8 if t == 7 else 1}\n" for t in range(300)))
+    r.write_text("1 Q0 d1 1 1.0 r\n")
+    assert main(["trec_eval", "-mmap", str(q), str(r)]) == 2
+    err = capsys.readouterr().err
+    assert "label 100000000 (topic '7', docno 'd7') is too large" in err and "labels up to 111847" in err

@@ -59,6 +59,10 @@ def _intern_sorted(data, starts, ends):
     return remap[code0], [uniq[k] for k in order]
 
 
+#: rel_levels holds a count per (topic, label value): at most this many cells (256 MiB)
+_MAX_LEVEL_CELLS = 1 << 25
+
+
 @dataclass
 class QrelsIndex:
     """Qrels indexed for lookups: topics in byte order (with a qid -> topic code hash table),
@@ -96,6 +100,13 @@ class QrelsIndex:
         if dup >= 0:
             return on_dup()
         top = max(int(label.max()), 0)
+        if nq * (top + 1) > _MAX_LEVEL_CELLS:  # trec_eval too keeps a count per label value
+            r = int(np.argmax(label))
+            raise InputError(
+                f"qrels: label {top} (topic {bytes(q_data[qs[r]:qe[r]]).decode(errors='replace')!r}, "
+                f"docno {bytes(d_data[ds[r]:de[r]]).decode(errors='replace')!r}) is too large: "
+                f"a count per label value and topic is kept ({nq} topics x {top + 1} values); "
+                f"labels up to {_MAX_LEVEL_CELLS // nq - 1} are supported with {nq} topics")
         pos = label >= 0
         rl = np.bincount(qc[pos] * (top + 1) + label[pos], minlength=nq * (top + 1)).reshape(nq, top + 1)
         t_len = np.fromiter((len(u) for u in uniq), np.int64, nq)
