@@ -119,7 +119,6 @@ def test_run_missing_file(tmp_path):
 @pytest.mark.parametrize(
     "text",
     [
-        "301 0 d1 1\n301 0 d1 0\n",
         "301 0 d1 x\n",
         "301 0 d1 0.5\n",
         "301 0 d1\n",
@@ -131,6 +130,26 @@ def test_run_missing_file(tmp_path):
 def test_qrels_errors_identical(tmp_path, text):
     p = _write(tmp_path, "q.txt", text)
     _same_error(lambda: QrelsIndex.from_file(p), lambda: QrelsIndex.build(read_qrels(p)))
+
+
+@pytest.mark.parametrize("doc", ["d1", "d\u00e9"])  # fast scan, and the general reader (non-ASCII)
+def test_qrels_judged_twice_refused_only_in_an_evaluated_topic(tmp_path, doc):
+    """trec_eval's form_res_rels.c looks for a docno judged twice only in the topic it is
+    evaluating: the same here, with read_qrels's error (file, both lines, the subtopic hint)."""
+    q = _write(tmp_path, "q.txt", f"301 0 {doc} 1\n301 1 {doc} 0\n302 0 x 1\n")
+    r302 = _write(tmp_path, "r302.txt", "302 Q0 x 1 1.0 s\n")
+    r301 = _write(tmp_path, "r301.txt", "301 Q0 y 1 1.0 s\n302 Q0 x 1 1.0 s\n")
+    assert evaluate_trec(r302, q, ["num_rel"]).slots[0].summary == 1
+    with pytest.raises(InputError) as e:
+        read_qrels(q)
+    for run in (r301, r302):  # r302 with -c (trec_eval 10 evaluates topic 301 too)
+        with pytest.raises(InputError) as e2:
+            evaluate_trec(run, q, ["num_rel"], complete=run == r302)
+        assert str(e2.value) == str(e.value)
+        assert f"{q}:2: docno judged twice" in str(e.value) and "diversity (subtopic)" in str(e.value)
+    evaluate_trec(r302, q, ["num_rel"], complete=True, version="9.0.8")  # 9.0.8 -c: 301 only counted
+    with pytest.raises(InputError, match=f"qrels: topic '301' judges docno '{doc}' twice"):
+        evaluate_trec(r301, read_qrels(q, duplicates="keep"), ["num_rel"])
 
 
 def test_qrels_integral_decimal_labels(tmp_path):

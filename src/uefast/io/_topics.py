@@ -182,15 +182,15 @@ def group_rows(code, nq, data, starts, ends):
 @nb.njit(cache=True, nogil=True)
 def build_topic_tables(row_start, data, starts, ends):
     """One (w0, w1, meta) table per topic over rows row_start[t]:row_start[t+1].  Returns
-    (tab, slot_start, dup_row): dup_row is the first row (grouped order) whose docno repeats
-    within its topic, -1 if none."""
+    (tab, slot_start, dup_row): dup_row[t] is topic t's first row (grouped order) whose docno
+    repeats within the topic, -1 if none (the table keeps the docno's first row)."""
     nq = row_start.size - 1
     soff = np.zeros(nq + 1, np.int64)
     for t in range(nq):
         m = row_start[t + 1] - row_start[t]
         soff[t + 1] = soff[t] + _pow2(m + (m + 1) // 2)  # load factor 1/3 .. 2/3
     tab = np.full(3 * soff[nq], _EMPTY, np.uint64)
-    dup = -1
+    dup = np.full(nq, -1, np.int64)
     for t in range(nq):
         base = soff[t]
         mask = _U(soff[t + 1] - base - 1)
@@ -199,8 +199,8 @@ def build_topic_tables(row_start, data, starts, ends):
             ln = ends[i] - starts[i]
             r, p = _wfind(tab, base, mask, h, w0, w1, ln, data, starts, ends, data, starts[i], ends[i])
             if r >= 0:
-                if dup < 0 or i < dup:
-                    dup = i
+                if dup[t] < 0:
+                    dup[t] = i
             else:
                 _wput(tab, base, p, w0, w1, ln, i)
     return tab, soff, dup

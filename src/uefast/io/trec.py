@@ -254,7 +254,7 @@ def _qrels_labels(p: _Parsed) -> np.ndarray:
     return f.astype(np.int64)
 
 
-def read_qrels(path: PathLike) -> pa.Table:
+def read_qrels(path: PathLike, *, duplicates: str = "error") -> pa.Table:
     """Read a TREC qrels file (``qid iter docno rel``) into an Arrow table.
 
     Returns columns ``qid`` (string), ``docid`` (string), ``label`` (int64; trec_eval treats
@@ -266,12 +266,25 @@ def read_qrels(path: PathLike) -> pa.Table:
     InputError
         Naming file, line number and line text for: a line without exactly 4 fields, a
         label that is not an integer (``1.0`` is read as 1; ``0.5`` or ``x`` are errors), a
-        (qid, docno) judged twice, an empty file.
+        (qid, docno) judged twice (unless ``duplicates="keep"``: trec_eval refuses a repeated
+        judgment only in a topic it evaluates, and ``uefast trec_eval`` does the same), an empty
+        file.
     """
-    p = _parse(path, 4, min_fields=4, max_fields=4, layout="qid iter docno rel")
-    table = pa.Table.from_arrays([p.col(0), p.col(2), numeric_array(_qrels_labels(p))],
-                                 schema=QRELS_SCHEMA)
+    if duplicates not in ("error", "keep"):
+        raise InputError(f"`duplicates` must be 'error' or 'keep', got {duplicates!r}")
+    p, table = _qrels_table(path)
+    if duplicates == "error":
+        _check_qrels_unique(p, table, np.zeros(p.nfields.size, np.int64))
+    return table
 
+
+def _qrels_table(path: PathLike) -> tuple[_Parsed, pa.Table]:
+    p = _parse(path, 4, min_fields=4, max_fields=4, layout="qid iter docno rel")
+    return p, pa.Table.from_arrays([p.col(0), p.col(2), numeric_array(_qrels_labels(p))],
+                                   schema=QRELS_SCHEMA)
+
+
+def _check_qrels_unique(p: _Parsed, table: pa.Table, code: np.ndarray) -> None:
     def subtopics(i, j):
         it = p.col(1)
         if it[i].as_py() == it[j].as_py():
@@ -279,7 +292,14 @@ def read_qrels(path: PathLike) -> pa.Table:
         return ("; the two lines differ in the second field: a diversity (subtopic) qrels file? "
                 "ad hoc qrels judge each docno once per topic")
 
-    _check_unique(np.zeros(p.nfields.size, np.int64), table["qid"].combine_chunks(),
-                  table["docid"].combine_chunks(), p, "docno judged twice for the topic",
-                  hint=subtopics)
-    return table
+    _check_unique(code, table["qid"].combine_chunks(), table["docid"].combine_chunks(), p,
+                  "docno judged twice for the topic", hint=subtopics)
+
+
+def check_qrels_topics_unique(path: PathLike, topics: Sequence[str]) -> None:
+    """:func:`read_qrels`'s error (file, line numbers, text) for a docno judged twice within one
+    of ``topics``; repeats in other topics are left alone (as trec_eval leaves them)."""
+    p, table = _qrels_table(path)
+    inside = numpy_view(pc.is_in(table["qid"].combine_chunks(), value_set=text_array(list(topics))))
+    n = table.num_rows
+    _check_qrels_unique(p, table, np.where(inside, 0, np.arange(1, n + 1, dtype=np.int64)))

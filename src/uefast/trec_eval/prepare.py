@@ -83,6 +83,8 @@ class QrelsIndex:
     t_end: np.ndarray
     t_slots: np.ndarray
     t_keys: np.ndarray
+    dup_row: np.ndarray       # per topic: a row (grouped order) repeating a judged docno, or -1
+    source: str | None = None  # the qrels file, for error messages
 
     @cached_property
     def qid_list(self) -> list[str]:
@@ -90,15 +92,14 @@ class QrelsIndex:
         return self.qids.to_pylist()
 
     @classmethod
-    def _from_rows(cls, q_data, qs, qe, d_data, ds, de, label, *, on_dup):
+    def _from_rows(cls, q_data, qs, qe, d_data, ds, de, label, source=None):
         q_data, d_data = readonly(q_data), readonly(d_data)
         qc, uniq = _intern_sorted(q_data, qs, qe)
         nq = len(uniq)
         perm, row_start, g_data, g_s, g_e = _fast.group_rows(qc, nq, d_data, ds, de)
         g_data = readonly(g_data)
+        # a docno judged twice is an error only in a topic that is evaluated (check_evaluated)
         table, soff, dup = _fast.build_topic_tables(row_start, g_data, g_s, g_e)
-        if dup >= 0:
-            return on_dup()
         top = max(int(label.max()), 0)
         if nq * (top + 1) > _MAX_LEVEL_CELLS:  # trec_eval too keeps a count per label value
             r = int(np.argmax(label))
@@ -120,11 +121,29 @@ class QrelsIndex:
         qids = string_array(np.concatenate(([0], t_end)), t_data)
         qids.validate(full=True)  # UTF-8, as the decode it replaces checked
         return cls(qids, rl.astype(np.int64), qc[perm], label[perm], g_data, g_s, g_e, table, soff,
-                   t_data, t_start, t_end, t_slots, t_keys)
+                   t_data, t_start, t_end, t_slots, t_keys, dup, None if source is None else str(source))
+
+    def check_evaluated(self, evaluated: np.ndarray) -> None:
+        """trec_eval's ``form_res_rels.c`` refuses a docno judged twice in a topic it evaluates
+        ("duplicate docs"); repeats in other topics are never looked at. ``evaluated``: a bool
+        per topic. From a file, the error is :func:`uefast.io.read_qrels`'s (lines, text)."""
+        bad = np.flatnonzero(evaluated & (self.dup_row >= 0))
+        if bad.size == 0:
+            return
+        if self.source is not None:
+            from uefast.io.trec import check_qrels_topics_unique
+
+            check_qrels_topics_unique(self.source, [self.qid_list[t] for t in bad.tolist()])
+        t = int(bad[0])
+        r = int(self.dup_row[t])
+        doc = bytes(self.doc_data[self.doc_start[r]:self.doc_end[r]]).decode(errors="replace")
+        raise InputError(f"qrels: topic {self.qid_list[t]!r} judges docno {doc!r} twice "
+                         f"(trec_eval: \"duplicate docs\")")
 
     @classmethod
-    def build(cls, qrels: pa.Table) -> "QrelsIndex":
-        """Index a qrels table (``qid``, ``docid``, ``label``); duplicate judgments raise."""
+    def build(cls, qrels: pa.Table, source=None) -> "QrelsIndex":
+        """Index a qrels table (``qid``, ``docid``, ``label``); a docno judged twice is an error
+        when its topic is evaluated (:meth:`check_evaluated`); ``source``: the file it came from."""
         qid = _as_str(_col(qrels, "qid"))
         doc = _as_str(_col(qrels, "docid"))
         label = np.asarray(numpy_view(_col(qrels, "label")), dtype=np.int64)
@@ -133,28 +152,17 @@ class QrelsIndex:
         qo, qd = str_buffers(qid)
         do, dd = str_buffers(doc)
 
-        def dup_error():
-            uq = pc.unique(qid)
-            qids = uq.take(pc.sort_indices(uq))
-            docs = pc.unique(doc)
-            qc = pc.index_in(qid, value_set=qids).to_numpy(zero_copy_only=False).astype(np.int64)
-            dc = pc.index_in(doc, value_set=docs).to_numpy(zero_copy_only=False).astype(np.int64)
-            key = qc * len(docs) + dc
-            order = np.argsort(key, kind="stable")
-            keys = key[order]
-            r = int(order[np.flatnonzero(keys[1:] == keys[:-1])[0] + 1])
-            raise InputError(f"qrels: topic {qid[r].as_py()!r} judges docno {doc[r].as_py()!r} twice")
-
-        return cls._from_rows(qd, qo[:-1], qo[1:], dd, do[:-1], do[1:], label, on_dup=dup_error)
+        return cls._from_rows(qd, qo[:-1], qo[1:], dd, do[:-1], do[1:], label, source)
 
     @classmethod
     def from_file(cls, path) -> "QrelsIndex":
         """Read and index a qrels file in one fused scan; anything unusual (bad line, non-ASCII
-        text, duplicate judgment) goes through :func:`uefast.io.read_qrels` and its errors."""
+        text) goes through :func:`uefast.io.read_qrels` and its errors; a docno judged twice is
+        refused only in a topic that is evaluated (:meth:`check_evaluated`)."""
         from uefast.io import read_qrels
 
         def general():
-            return cls.build(read_qrels(path))
+            return cls.build(read_qrels(path, duplicates="keep"), path)
 
         buf = _fast.read_bytes(path)
         ok, qs, qe, ds, de, label, slow = _fast.scan_qrels(buf)
@@ -167,7 +175,7 @@ class QrelsIndex:
                 label[slow] = pc.cast(pa.array(strs, pa.string()), pa.int64()).to_numpy(zero_copy_only=False)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 return general()
-        return cls._from_rows(buf, qs, qe, buf, ds, de, label, on_dup=general)
+        return cls._from_rows(buf, qs, qe, buf, ds, de, label, path)
 
 
 def _field_after(buf, ends):
@@ -274,6 +282,7 @@ def _finish(qi: QrelsIndex, rel: np.ndarray, counts: np.ndarray, *, max_docs, ju
         sel = rel >= 0 if sel is None else sel & (rel >= 0)
     has_results = counts > 0
     evaluated = has_results | complete if bogus_missing else has_results
+    qi.check_evaluated(evaluated)
     rel_k, qc_k = (rel, qc_s) if sel is None else (rel[sel], qc_s[sel])
     bog = evaluated & ~has_results
     if bog.any():
