@@ -350,6 +350,12 @@ def test_numpy_view_null_value():
         assert v.dtype == np.int32 and np.array_equal(v, ref)
 
 
+def test_score_columns_empty_or_repeated():
+    for cols, match in (([], "`score_columns` is empty"), (["score", "score"], "names a column twice")):
+        with pytest.raises(InputError, match=match):
+            uefast.evaluate(_letor(), measures=["AP"], score_columns=cols)
+
+
 def test_measure_objects_and_err_lmax_checked_against_the_data():
     from uefast.measures import Measure
 

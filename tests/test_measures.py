@@ -51,6 +51,8 @@ def test_matmul_sets_cutoff():
     ("nDCG(dcg=exp)@10", r"`dcg` \(ir_measures' spelling of `gain`\) must be one of"),
     ("Success", "Success needs a cutoff"),
     ("P(rel=0)@5", "`rel` must be an integer >= 1, got 0"),
+    ("P(rel=2,rel=3)@5", "parameter `rel` given twice"),
+    ("nDCG(gain=exp,dcg=log2)@5", "parameter `gain` given twice"),
     ("AP(rel=-1)", "`rel` must be an integer >= 1, got -1"),
     ("ERR(lmax=0)@10", "`lmax` must be an integer >= 1, got 0"),
     (f"P@{2 ** 63}", r"positive integer \(at most 2\^63 - 1\), got 9223372036854775808"),

@@ -202,6 +202,11 @@ def evaluate(
 def _letor_score_columns(t: pa.Table, score_columns, names) -> list[str]:
     if score_columns is not None:
         cols = [score_columns] if isinstance(score_columns, str) else list(score_columns)
+        if not cols:
+            raise InputError("`score_columns` is empty: name at least one score column (or pass "
+                             "None to take every floating-point column)")
+        if len(set(cols)) < len(cols):
+            raise InputError(f"`score_columns` names a column twice: {cols}")
         for c in cols:
             if c not in t.column_names:
                 raise InputError(f"run: missing score column {c!r}; columns are {t.column_names}")
@@ -493,8 +498,10 @@ def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
 def aggregate(table: pa.Table, *, skip_nan: bool = True) -> pa.Table:
     """Mean over queries per (system, measure) of ``value``, ``iub``, ``reb``, ``ue_v1``, ``ue_v2``.
 
-    ``n_queries`` counts the rows averaged. With ``skip_nan`` NaN values (``degenerate="nan"``)
-    are left out of each mean. Order: first appearance of (system, measure). Metadata is kept.
+    ``n_queries`` counts the (system, qid) rows of the group. With ``skip_nan`` NaN values
+    (``degenerate="nan"``: the UE scores of degenerate queries) are left out of each mean, so
+    ``ue_v1`` / ``ue_v2`` then average only the queries where they are defined, fewer than
+    ``n_queries``. Order: first appearance of (system, measure). Metadata is kept.
     """
     import polars as pl
 

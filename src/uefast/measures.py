@@ -239,6 +239,7 @@ def parse_measure(text: "str | Measure") -> Measure:
             f"unknown measure {m.group('name')!r} in {text!r}; known: {sorted(REGISTRY) + sorted(ALIASES)}")
     raw_params = m.group("params")
     if raw_params and raw_params.strip():
+        given: set[str] = set()
         for item in raw_params.split(","):
             if "=" not in item:
                 raise MeasureParseError(f"measure {text!r} {_FORMAT}")
@@ -254,6 +255,9 @@ def parse_measure(text: "str | Measure") -> Measure:
             if key not in REGISTRY[name].params:
                 raise MeasureParseError(
                     f"measure {text!r}: unknown parameter `{key}` for {name}; known: {sorted(REGISTRY[name].params)}")
+            if key in given:
+                raise MeasureParseError(f"measure {text!r}: parameter `{key}` given twice")
+            given.add(key)
             params[key] = _convert(name, key, raw, text)
     return _build(name, params, m.group("cut"), text)
 
