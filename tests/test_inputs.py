@@ -366,3 +366,15 @@ def test_measure_objects_and_err_lmax_checked_against_the_data():
         uefast.evaluate(t, measures=["ERR(lmax=1)@3"])
     assert uefast.evaluate(t, measures=["ERR(lmax=2)@3"]).equals(uefast.evaluate(t, measures=["ERR@3"])
                                                                  .set_column(2, "measure", pa.array(["ERR(lmax=2)@3"] * 2)))
+
+
+def test_string_view_keys_equal_string_keys():
+    """string_view columns (Polars' newest Arrow export, DuckDB) were refused."""
+    t = _letor().set_column(1, "docid", pa.array(["d1", "d2", "d3", "d4", "d5"]))
+    t = t.set_column(0, "qid", t["qid"].cast(pa.string()))
+    sv = t.set_column(0, "qid", t["qid"].cast(pa.string_view())).set_column(
+        1, "docid", t["docid"].cast(pa.string_view()))
+    assert uefast.evaluate(sv, measures=["AP", "nDCG@3"]).equals(uefast.evaluate(t, measures=["AP", "nDCG@3"]))
+    run, qrels = sv.drop_columns(["label"]), sv.drop_columns(["score"])
+    assert uefast.evaluate(run, qrels, measures=["AP"]).equals(
+        uefast.evaluate(t.drop_columns(["label"]), t.drop_columns(["score"]), measures=["AP"]))

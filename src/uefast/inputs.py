@@ -64,7 +64,13 @@ def column(table: pa.Table, name: str, what: str) -> pa.Array:
     if arr.null_count:
         first = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
         raise InputError(f"{what}: column {name!r} has {arr.null_count} null value(s); first at row {first}")
+    if _is_string_view(arr.type):  # Polars' newest Arrow export, DuckDB: one copy to offsets
+        arr = arr.cast(pa.large_string())
     return arr
+
+
+def _is_string_view(t: pa.DataType) -> bool:
+    return getattr(pa.types, "is_string_view", lambda _t: False)(t)
 
 
 def key_kind(arr: pa.Array, name: str, what: str) -> str:
