@@ -203,3 +203,17 @@ def test_huge_label_is_an_error_not_a_memory_error(tmp_path, capsys):
     assert main(["trec_eval", "-mmap", str(q), str(r)]) == 2
     err = capsys.readouterr().err
     assert "label 100000000 (topic '7', docno 'd7') is too large" in err and "labels up to 111847" in err
+
+
+def test_nan_score_refused_in_an_evaluated_topic(tmp_path, capsys):
+    """trec_eval's comparator is false both ways for NaN, so its ranking is undefined: refused
+    (a number came out before) -- but only in topics that have qrels."""
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("1 0 a 1\n1 0 b 0\n")
+    r.write_text("1 Q0 a 1 nan r\n1 Q0 b 2 1.0 r\n9 Q0 z 1 nan r\n")
+    assert main(["trec_eval", "-mmap", str(q), str(r)]) == 2
+    err = capsys.readouterr().err
+    assert f"{r}: score NaN (or missing) for docno 'a' in topic '1' (1 such rows" in err, err
+    r.write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n9 Q0 z 1 nan r\n")
+    assert main(["trec_eval", "-mmap", str(q), str(r)]) == 0
+    assert capsys.readouterr().out == "map                   \tall\t1.0000\n"

@@ -242,6 +242,13 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
     if idx.size < qc.size:
         qc, score = qc[idx], score[idx]
         doc = doc.take(pa.array(idx))
+    nan = np.flatnonzero(np.isnan(score))
+    if nan.size:  # trec_eval's comparator is false both ways for NaN: its qsort order is undefined
+        r = int(nan[0])
+        raise InputError(f"{source}: score NaN (or missing) for docno {doc[r].as_py()!r} in topic "
+                         f"{qi.qids[int(qc[r])].as_py()!r} ({nan.size} such rows in topics with "
+                         f"qrels): trec_eval's ranking is undefined with NaN scores; fix or "
+                         f"drop those lines")
     doff, ddata = str_buffers(doc)
     empty_off, empty = np.zeros(len(doc) + 1, np.int64), np.zeros(0, np.uint8)
     h = hash_keys(qc, doff, ddata, empty_off, empty)
