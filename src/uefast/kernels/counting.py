@@ -270,7 +270,7 @@ def tie_keys_f32(keys, bits, rows, n, tie_by, dkey, k32, fp, tb):
         for i in range(n):
             lo = min(lo, dkey[i])
             hi = max(hi, dkey[i])
-        if hi - lo > 2147483647:
+        if np.uint64(hi) - np.uint64(lo) > np.uint64(2147483647):  # no int64 wrap-around
             return False
         off = hi
     elif tie_by != COUNT_BY_INDEX:

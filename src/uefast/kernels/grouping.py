@@ -184,7 +184,8 @@ def _find_duplicate_chunks(c0, c1, offsets, perm, has_perm, doc_int, nchunks, ri
                 for i in range(1, n):
                     lo = min(lo, dv[i])
                     hi = max(hi, dv[i])
-                if hi - lo < size:
+                # the range in uint64: hi - lo wraps negative in int64 when it is >= 2^63
+                if np.uint64(hi) - np.uint64(lo) < np.uint64(size):
                     for i in range(n):
                         h = dv[i] - lo
                         if slot_grp[h] == s:

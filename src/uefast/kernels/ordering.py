@@ -62,8 +62,13 @@ def _int_str_compare(a, b):
     if a < 0:
         if b >= 0:
             return -1  # '-' (0x2d) sorts before every digit
-        # both negative: compare the digits after '-' (int64 min saturates to max; see docs)
-        return _mag_str_compare(-max(a, -9223372036854775807), -max(b, -9223372036854775807))
+        # both negative: compare the digits after '-'. -2^63 has no int64 magnitude: it is
+        # saturated to 2^63 - 1, whose digits differ from its own ("...808") in the last one only,
+        # so only a tie with -(2^63 - 1) needs settling: "...808" > "...807"
+        c = _mag_str_compare(-max(a, -9223372036854775807), -max(b, -9223372036854775807))
+        if c == 0:
+            return 1 if a < b else -1
+        return c
     if b < 0:
         return 1
     return _mag_str_compare(a, b)
