@@ -129,6 +129,8 @@ def test_degenerate_policies():
     (lambda t: t.set_column(2, "label", pa.array([0, 1e20, 1, 1, 0])), r"label 1e\+20 at row 1, beyond the int64"),
     (lambda t: t.set_column(2, "label", pa.array([0, 1, 2 ** 63 + 5, 1, 0], pa.uint64())),
      "label 9223372036854775813 at row 2, beyond the int64"),
+    (lambda t: t.set_column(1, "docid", pa.array([1, 2, 2 ** 63, 4, 5], pa.uint64())),
+     "docid 9223372036854775808 at row 2, beyond int64"),
 ])
 def test_bad_letor_input_names_column_row_and_value(mutate, match):
     with pytest.raises(InputError, match=match):

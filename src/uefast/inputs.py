@@ -314,6 +314,13 @@ def docids(arr: pa.Array | None, name: str, what: str) -> DocIds:
     if key_kind(arr, name, what) == "int":
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
+        if pa.types.is_uint64(arr.type) and len(arr):
+            big = numpy_view(arr) > np.uint64(_INT64_MAX)
+            if big.any():
+                r = int(np.argmax(big))
+                raise InputError(f"{what}: column {name!r} has docid {arr[r].as_py()} at row {r}, "
+                                 f"beyond int64 (the integer docid type): cast the column to "
+                                 f"string (same tie order: trec_eval compares docids as text)")
         return DocIds(DOC_INT, numpy_view(arr.cast(pa.int64())), _EMPTY_I, _EMPTY_B)
     offsets, data = string_buffers(arr)
     return DocIds(DOC_BYTES, _EMPTY_I, offsets, data)
