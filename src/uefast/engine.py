@@ -162,6 +162,9 @@ class MeasurePlan:
     max_cutoff: int
 
 
+#: 2^l - 1 (exponential gain, ERR's grades) is finite in float64 up to this label
+_MAX_EXP_LABEL = 1023
+
 #: ``reb="paper"`` sums DCG's discounts to k even when k exceeds the ranking (SPEC_math §3), so
 #: the judged pass's tables then reach k: that far at most (3 x 8 bytes a position, ~100 MB).
 PAPER_DCG_MAX_CUTOFF = 1 << 22
@@ -184,6 +187,9 @@ def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "ex
         ks[i] = meas.cutoff or 0
         if "gain" in d.params:
             gtypes[i] = GAIN_CODES[meas.param("gain")]
+            if meas.param("gain") == "exp" and max_label > _MAX_EXP_LABEL:
+                raise InputError(f"measure {str(meas)!r}: the data has label {max_label}; the gain "
+                                 f"2^label - 1 is not finite in float64 beyond label {_MAX_EXP_LABEL}")
         if "rel" in d.params:
             r = meas.param("rel")
             rels[i] = rel_level if r is None else r
@@ -198,6 +204,10 @@ def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "ex
                     f"measure {str(meas)!r}: the data has label {max_label}, above lmax={lm} (ERR's "
                     f"stop probability (2^label - 1) / 2^lmax would exceed 1); use lmax >= {max_label} "
                     f"or leave it out (default: the largest label)")
+            if (max_label if lm is None else lm) > _MAX_EXP_LABEL:
+                what = f"lmax={lm}" if lm is not None else f"the data has label {max_label} (lmax)"
+                raise InputError(f"measure {str(meas)!r}: {what}: 2^lmax is not finite in float64 "
+                                 f"beyond {_MAX_EXP_LABEL}")
             fparams[i] = float(max(max_label, 1) if lm is None else lm)
         elif d.name == "RBP":
             fparams[i] = float(meas.param("p"))
