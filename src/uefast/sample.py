@@ -30,6 +30,10 @@ def mslr_like(n_queries: int = 31_531, n_systems: int = 8, *, seed: int = 0,
     """
     if n_queries < 1 or n_systems < 1:
         raise ValueError(f"`n_queries` and `n_systems` must be >= 1, got {n_queries}, {n_systems}")
+    if not max_docs >= 1:
+        raise ValueError(f"`max_docs` must be >= 1, got {max_docs}")
+    if not mean_docs > 0:
+        raise ValueError(f"`mean_docs` must be > 0, got {mean_docs}")
     rng = np.random.default_rng(seed)
     sigma = 0.6
     sizes = rng.lognormal(np.log(mean_docs) - sigma**2 / 2, sigma, n_queries)
