@@ -269,3 +269,83 @@ def test_degenerate_drop_is_reported(capsys):
     assert [line.split("\t")[1] for line in cap.out.splitlines()[1:]] == ["AP"] * 4
     assert main(["evaluate", "-m", "AP", "--degenerate", "drop", "--format", "tsv"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def _trec_files(tmp_path):
+    q = tmp_path / "qrels.txt"
+    q.write_text("301 0 d1 1\n301 0 d2 0\n302 0 d3 2\n302 0 d4 0\n")
+    a, b = tmp_path / "a.run", tmp_path / "b.run"
+    a.write_text("301 Q0 d1 1 2.0 a\n301 Q0 d2 2 1.0 a\n302 Q0 d4 1 2.0 a\n302 Q0 d3 2 1.0 a\n")
+    b.write_text("301 Q0 d2 1 2.0 b\n301 Q0 d1 2 1.0 b\n302 Q0 d3 1 2.0 b\n302 Q0 d4 2 1.0 b\n")
+    return str(q), str(a), str(b)
+
+
+def test_repeated_list_options_accumulate(tmp_path, capsys):
+    """`--run a --run b` and `-m AP -m P@1` kept only the last (argparse's default)."""
+    q, a, b = _trec_files(tmp_path)
+    assert main(["evaluate", "--run", a, "--run", b, "--qrels", q, "-m", "AP", "-m", "P@1",
+                 "--format", "tsv"]) == 0
+    rows = [ln.split("\t")[:2] for ln in capsys.readouterr().out.splitlines()[1:]]
+    assert rows == [["a", "AP"], ["a", "P@1"], ["b", "AP"], ["b", "P@1"]]
+
+
+@pytest.mark.parametrize("extra,match", [
+    (["TABLE"], "give one input: TABLE or --run, not both"),
+    (["--letor", "x.txt"], "give one input: --run or --letor, not both"),
+    (["--limit", "-1"], "--limit must be >= 0"),
+])
+def test_conflicting_or_bad_options_refused(tmp_path, capsys, extra, match):
+    q, a, b = _trec_files(tmp_path)
+    extra = [str(tmp_path / "t.parquet") if e == "TABLE" else e for e in extra]
+    pq.write_table(letor_sample(), tmp_path / "t.parquet")
+    assert main(["evaluate", *extra, "--run", a, "--qrels", q]) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_output_into_a_missing_directory_is_one_line(tmp_path, capsys):
+    for fmt in ("tsv", "parquet"):
+        assert main(["evaluate", "--format", fmt, "-o", str(tmp_path / "no" / "x.out")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "uefast evaluate: error:" in err and "Traceback" not in err
+
+
+def test_integer_qid_table_with_trec_qrels_and_table_qrels(tmp_path, capsys):
+    """A run table with integer qids against a TREC qrels file (text qids) was a dtype error the
+    command line could not fix; a Parquet qrels given with --run was parsed as TREC text."""
+    import pyarrow as pa
+
+    q, a, b = _trec_files(tmp_path)
+    run = pa.table({"qid": [301, 301, 302, 302], "docid": ["d1", "d2", "d4", "d3"],
+                    "score": [2.0, 1.0, 2.0, 1.0]})
+    pq.write_table(run, tmp_path / "run.parquet")
+    assert main(["evaluate", str(tmp_path / "run.parquet"), "--qrels", q, "-m", "AP", "--format", "tsv"]) == 0
+    out, err = capsys.readouterr()
+    assert "compared as decimal text" in err
+    assert main(["evaluate", "--run", a, "--qrels", q, "-m", "AP", "--format", "tsv"]) == 0
+    want = capsys.readouterr().out.splitlines()[1].split("\t")[2:]
+    assert out.splitlines()[1].split("\t")[2:] == want
+    qrels = pa.table({"qid": ["301", "301", "302", "302"], "docid": ["d1", "d2", "d3", "d4"], "label": [1, 0, 2, 0]})
+    pq.write_table(qrels, tmp_path / "qrels.bin")  # Parquet found by its magic bytes
+    assert main(["evaluate", "--run", a, "--qrels", str(tmp_path / "qrels.bin"), "-m", "AP", "--format", "tsv"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split("\t")[2:] == want
+
+
+def test_nan_score_in_a_run_file_names_file_and_line(tmp_path, capsys):
+    q, a, b = _trec_files(tmp_path)
+    with open(b, "a") as fh:
+        fh.write("302 Q0 d9 3 nan b\n")
+    assert main(["evaluate", "--run", a, b, "--qrels", q]) == 2
+    assert f"{b}:5: score is NaN" in capsys.readouterr().err
+
+
+def test_streamed_input_reports_rows_not_in_qrels(tmp_path, capsys, monkeypatch):
+    import pyarrow as pa
+
+    q, a, b = _trec_files(tmp_path)
+    run = pa.table({"qid": ["301", "301", "999"], "docid": ["d1", "d2", "d1"], "score": [2.0, 1.0, 1.0]})
+    pq.write_table(run, tmp_path / "run.parquet")
+    for threshold in (None, "1"):
+        if threshold:
+            monkeypatch.setenv("UEFAST_STREAMING_THRESHOLD", threshold)
+        assert main(["evaluate", str(tmp_path / "run.parquet"), "--qrels", q, "--format", "tsv"]) == 0
+        assert "1 run row of 1 query not in the qrels" in capsys.readouterr().err

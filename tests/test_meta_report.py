@@ -57,3 +57,17 @@ def test_cli_reproduce_sample(tmp_path, capsys):
     assert (tmp_path / "report.md").exists()
     assert main(["reproduce", "--qrels", "x.txt", "--quiet"]) == 2
     assert "--qrels and --run go together" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,match", [(["--top-frac", "-1"], "`top_frac` must be in (0, 0.5]"),
+                                        (["--top-frac", "2"], "`top_frac` must be in (0, 0.5]"),
+                                        (["--top-n", "0"], "`top_n` must be >= 1")])
+def test_reproduce_set_sizes_checked(tmp_path, capsys, argv, match):
+    import pyarrow.parquet as pq
+
+    from uefast.cli import main
+    from uefast.sample import letor_sample
+
+    pq.write_table(letor_sample(), tmp_path / "s.parquet")
+    assert main(["reproduce", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "r"), "--quiet", *argv]) == 2
+    assert match in capsys.readouterr().err

@@ -110,3 +110,31 @@ def test_compare_trec_runs_directly(tmp_path, capsys):
     assert cli_main(argv[:4] + ["--names", "A", "B"] + argv[4:]) == 0
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 and out[1].split("\t")[:2] == ["A", "B"]
+
+
+def test_compare_input_errors_and_notes(tmp_path, capsys):
+    """A non-numeric value column was a 28-line traceback; `nan` in a TSV was read as missing
+    (a Parquet NaN is an error); the missing-query note was lost with --format tsv|jsonl."""
+    p = tmp_path / "s.tsv"
+    p.write_text("qid\tsystem\tvalue\n1\ta\t0.5\n1\tb\tx\n2\ta\t0.1\n2\tb\t0.2\n")
+    assert main(["compare", str(p)]) == 2
+    assert "column `value` must hold numbers, got string; row 1 holds 'x'" in capsys.readouterr().err
+    p.write_text("qid\tsystem\tvalue\n1\ta\t0.5\n1\tb\tnan\n2\ta\t0.1\n2\tb\t0.2\n3\ta\t0.3\n3\tb\t0.9\n")
+    assert main(["compare", str(p)]) == 2
+    assert "column `value` is NaN for system 'b', qid 1" in capsys.readouterr().err
+    p.write_text("qid\tsystem\tvalue\n1\ta\t0.5\n1\tb\t\n2\ta\t0.1\n2\tb\t0.2\n3\ta\t0.3\n3\tb\t0.9\n")
+    for fmt in ("tsv", "jsonl"):
+        assert main(["compare", str(p), "--format", fmt]) == 0
+        out, err = capsys.readouterr()
+        assert "dropped 1 queries" in err and "dropped" not in out
+
+
+def test_compare_tukey_not_corrected_twice(tmp_path, capsys):
+    path = _long(tmp_path, "parquet")
+    assert main(["compare", str(path), "--measure", "nDCG@10", "--method", "tukey_hsd",
+                 "--n-resamples", "200", "--format", "jsonl"]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert all(r["pvalue_adjusted"] == r["pvalue"] for r in rows)
+    assert main(["compare", str(path), "--measure", "nDCG@10", "--method", "tukey_hsd",
+                 "--n-resamples", "200", "--correction", "holm", "--format", "jsonl"]) == 0
+    assert "on top of tukey_hsd" in capsys.readouterr().err

@@ -95,6 +95,11 @@ def main(argv: list[str] | None = None) -> int:
         except UefastError as exc:
             print(f"uefast trec_eval: error: {exc}", file=sys.stderr)
             return 2
+        except BrokenPipeError:
+            return 0
+        except OSError as exc:  # e.g. --output into a missing directory
+            print(f"uefast trec_eval: error: {_os_error(exc)}", file=sys.stderr)
+            return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "_run", None) is None:
@@ -108,6 +113,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # e.g. `uefast evaluate | head`
         return 0
+    except OSError as exc:  # e.g. --output into a missing directory, --out naming a file
+        print(f"uefast {args.command}: error: {_os_error(exc)}", file=sys.stderr)
+        return 2
+
+
+def _os_error(exc: OSError) -> str:
+    """One line for a file-system error: what, and the path."""
+    what = exc.strerror or str(exc)
+    return f"{what}: {exc.filename!r}" if exc.filename else what
 
 
 if __name__ == "__main__":  # pragma: no cover

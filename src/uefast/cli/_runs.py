@@ -17,7 +17,7 @@ NAMES_HELP = ("system names for the --run files, one per file (default: each lin
 
 def add_names_argument(parser) -> None:
     """Add ``--names NAME...`` (see :func:`run_names`)."""
-    parser.add_argument("--names", nargs="+", metavar="NAME", help=NAMES_HELP)
+    parser.add_argument("--names", nargs="+", action="extend", metavar="NAME", help=NAMES_HELP)
 
 
 def run_names(args) -> list[str] | None:

@@ -41,9 +41,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("input", nargs="?",
                         help="per-query table (.parquet, .csv or .tsv, e.g. from "
                              "`uefast evaluate --per-query`); or use --run/--qrels")
-    parser.add_argument("--run", nargs="+", metavar="FILE",
+    parser.add_argument("--run", nargs="+", action="extend", metavar="FILE",
                         help="TREC run files (one system each), evaluated first; needs --qrels")
-    parser.add_argument("--trec-eval", nargs="+", metavar="FILE",
+    parser.add_argument("--trec-eval", nargs="+", action="extend", metavar="FILE",
                         help="per-topic output of `trec_eval -q` (or `uefast trec_eval -q`), one "
                              "file per system; --measure takes a trec_eval name (map, P_10, ...)")
     add_names_argument(parser)
@@ -54,8 +54,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--method", default="t", choices=_METHODS, help="test (default: t)")
     parser.add_argument("--baseline", help="compare every system with this one (default: all pairs)")
     parser.add_argument("--systems", help="comma-separated systems to keep, in this order")
-    parser.add_argument("--correction", default="holm", choices=("none", "bonferroni", "holm", "bh"),
-                        help="multiple-comparison correction (default: holm; use none with tukey_hsd)")
+    parser.add_argument("--correction", default=None, choices=("none", "bonferroni", "holm", "bh"),
+                        help="multiple-comparison correction (default: holm; none for tukey_hsd, "
+                             "whose p-values are already adjusted for all pairs)")
     parser.add_argument("--alternative", default="two-sided", choices=("two-sided", "greater", "less"))
     parser.add_argument("--n-resamples", type=int, default=None,
                         help="resamples (defaults: bootstrap 1000, randomization 100000, tukey_hsd 10000)")
@@ -99,7 +100,7 @@ def _input_table(args):
         import uefast
         from uefast.io import read_qrels, read_run
 
-        res = uefast.evaluate(read_run(args.run, system=names), read_qrels(args.qrels),
+        res = uefast.evaluate(read_run(args.run, system=names, nan="error"), read_qrels(args.qrels),
                               [args.measure])
         account_unevaluated(res)
         return res
@@ -126,7 +127,9 @@ def _load_long_table(path):
             table = read_parquet(p)
         elif suffix in (".csv", ".tsv", ".txt"):
             delim = "," if suffix == ".csv" else "\t"
-            table = pacsv.read_csv(p, parse_options=pacsv.ParseOptions(delimiter=delim))
+            # only an empty cell is missing: "nan" is NaN, an error as in a Parquet input
+            table = pacsv.read_csv(p, parse_options=pacsv.ParseOptions(delimiter=delim),
+                                   convert_options=pacsv.ConvertOptions(null_values=[""]))
         else:
             raise InputError(f"cannot tell the format of {str(path)!r}: use .parquet, .csv or .tsv")
     except (pa.ArrowInvalid, OSError) as exc:
@@ -192,22 +195,33 @@ def run(args) -> int:
     column = args.column
     if column not in table.column_names:
         raise InputError(f"`--column` {column!r} not in the input; columns are {table.column_names}")
-    systems = [s for s in args.systems.split(",") if s] if args.systems else None
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None
+    correction = args.correction or ("none" if args.method == "tukey_hsd" else "holm")
+    if args.method == "tukey_hsd" and correction != "none":
+        print(f"uefast compare: note: --correction {correction} on top of tukey_hsd, whose "
+              f"p-values already hold for all pairs (a second correction is conservative)",
+              file=sys.stderr)
     with warnings.catch_warnings():  # the missing-query report is printed below instead
         warnings.simplefilter("ignore", UserWarning)
         result = all_pairs(table, args.method, measure=args.measure, column=column,
                            missing=args.missing, systems=systems, baseline=args.baseline,
-                           alternative=args.alternative, correction=args.correction,
+                           alternative=args.alternative, correction=correction,
                            alpha=args.alpha, confidence_level=args.confidence_level,
                            n_resamples=args.n_resamples, seed=args.seed)
     if args.format == "text":
         sys.stdout.write(_text(result) + "\n")
-    elif args.format == "tsv":
+    else:  # stdout stays a clean table: the missing-query report goes to stderr
+        rep = json.loads(result.schema.metadata[b"uefast.stats"]).get("missing_report")
+        if rep and (rep["dropped_qids"] or rep["filled"]):
+            print(f"uefast compare: note: missing={rep['missing']}: dropped "
+                  f"{len(rep['dropped_qids'])} queries, filled {len(rep['filled'])} cells with 0",
+                  file=sys.stderr)
+    if args.format == "tsv":
         names = result.column_names
         sys.stdout.write("\t".join(names) + "\n")
         for r in result.to_pylist():
             sys.stdout.write("\t".join(str(r[c]) for c in names) + "\n")
-    else:
+    elif args.format == "jsonl":
         for r in result.to_pylist():  # JSON has no NaN/Infinity: null, as Polars writes them
             r = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in r.items()}
             sys.stdout.write(json.dumps(r) + "\n")

@@ -37,17 +37,17 @@ exit codes: 0 success; 2 bad usage or bad input (one line on stderr naming the p
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("table", nargs="?", help="LETOR-style (or, with --qrels, TREC-style) table file")
-    p.add_argument("--run", nargs="+", metavar="FILE", help="TREC run file(s)")
+    p.add_argument("--run", nargs="+", action="extend", metavar="FILE", help="TREC run file(s)")
     add_names_argument(p)
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file (or a qid/docid/label table)")
     p.add_argument("--letor", metavar="FILE", help="SVMlight/LETOR file with labels")
-    p.add_argument("--scores", nargs="+", metavar="FILE", help="score files for --letor")
+    p.add_argument("--scores", nargs="+", action="extend", metavar="FILE", help="score files for --letor")
     p.add_argument("--group", metavar="FILE",
                    help="query group sizes for a --letor file without qid: fields (LightGBM "
                         ".query / XGBoost .group; default: the --letor file's name + .query or "
                         ".group, where it exists)")
-    p.add_argument("-m", "--measures", nargs="+", default=["nDCG@10", "AP"],
-                   help="measure strings (default: nDCG@10 AP)")
+    p.add_argument("-m", "--measures", nargs="+", action="extend", default=None,
+                   help="measure strings (default: nDCG@10 AP); -m may be repeated")
     p.add_argument("--no-ue", dest="ue", action="store_false", help="skip UE V1/V2")
     p.add_argument("--ties", choices=["trec_eval", "input", "expected"], default="trec_eval")
     p.add_argument("--reb", choices=["exact", "paper"], default="exact")
@@ -88,6 +88,62 @@ def _read_table(path: str, what: str):
         raise InputError(f"{what}: cannot read {path!r}: {exc}") from None
 
 
+def _check_inputs(args) -> None:
+    """One input, and only the options that go with it (nothing given is silently ignored)."""
+    from uefast.errors import InputError
+
+    given = [opt for opt, v in (("TABLE", args.table), ("--run", args.run), ("--letor", args.letor)) if v]
+    if len(given) > 1:
+        raise InputError(f"give one input: {' or '.join(given)}, not both")
+    if args.letor and args.qrels:
+        raise InputError("--qrels goes with TABLE or --run, not with --letor (its labels are the judgments)")
+    run_names(args)  # --names: only with --run, one per file
+    if args.limit is not None and args.limit < 0:
+        raise InputError(f"--limit must be >= 0, got {args.limit}")
+
+
+_TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".tsv", ".tsv.gz", ".feather", ".arrow", ".ipc")
+
+
+def _read_qrels_arg(path: str):
+    """``--qrels``: a table file (by its suffix, or Parquet's magic bytes) or TREC qrels text."""
+    from uefast.io import read_qrels
+
+    low = path.lower()
+    if low.endswith(_TABLE_SUFFIXES) or os.path.isdir(path):
+        return _read_table(path, "qrels")
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(4) == b"PAR1":
+                return _read_table(path, "qrels")
+    except OSError:
+        pass  # read_qrels reports it
+    return read_qrels(path)
+
+
+def _same_key_kinds(run, qrels):
+    """A run table with integer qids (or docids) and qrels with text ones (a TREC qrels file):
+    the integers are compared as their decimal text, with a note (the Python API asks for a cast;
+    the command line cannot)."""
+    import pyarrow as pa
+
+    for name in ("qid", "docid"):
+        if name not in run.column_names or name not in qrels.column_names:
+            continue  # the evaluation names the missing column
+        a, b = run.schema.field(name).type, qrels.schema.field(name).type
+        a_int, b_int = pa.types.is_integer(a), pa.types.is_integer(b)
+        if a_int == b_int:
+            continue
+        side = "run" if a_int else "qrels"
+        print(f"uefast evaluate: note: {side} column {name!r} holds integers, the other input text: "
+              f"compared as decimal text", file=sys.stderr)
+        if a_int:
+            run = run.set_column(run.schema.get_field_index(name), name, run[name].cast(pa.string()))
+        else:
+            qrels = qrels.set_column(qrels.schema.get_field_index(name), name, qrels[name].cast(pa.string()))
+    return run, qrels
+
+
 def _load(args):
     """Return (run, qrels, kwargs, label) for :func:`uefast.evaluate`."""
     from uefast.errors import InputError
@@ -107,16 +163,14 @@ def _load(args):
             raise InputError("--run needs --qrels")
         from uefast.io import read_qrels, read_run
 
-        return read_run(args.run, system=names), read_qrels(args.qrels), {}, " ".join(args.run)
+        run = read_run(args.run, system=names, nan="error")
+        return (*_same_key_kinds(run, _read_qrels_arg(args.qrels)), {}, " ".join(args.run))
     if args.table:
         t = _read_table(args.table, "table")
-        qrels = None
         if args.qrels:
-            from uefast.io import read_qrels
-
-            q = args.qrels
-            qrels = _read_table(q, "qrels") if q.lower().endswith((".parquet", ".csv", ".tsv", ".feather")) else read_qrels(q)
-        return t, qrels, {}, args.table
+            t, qrels = _same_key_kinds(t, _read_qrels_arg(args.qrels))
+            return t, qrels, {}, args.table
+        return t, None, {}, args.table
     if args.qrels:
         raise InputError("--qrels needs a run (TABLE or --run FILE...)")
     from uefast.sample import letor_sample
@@ -132,6 +186,8 @@ def run(args) -> int:
 
         print(describe_measures())
         return 0
+    args.measures = args.measures or ["nDCG@10", "AP"]
+    _check_inputs(args)
     if args.table and not args.run and not args.letor and _stream_path(args.table):
         return _run_streaming(args)
     table, qrels, kw, source = _load(args)
@@ -191,11 +247,7 @@ def _run_streaming(args) -> int:
     if args.backend != "cpu":
         raise InputError(f"--backend {args.backend}: streamed input (Parquet over the size "
                          "threshold) is evaluated on the CPU only")
-    qrels = None
-    if args.qrels:
-        from uefast.io import read_qrels
-
-        qrels = read_qrels(args.qrels)
+    qrels = _read_qrels_arg(args.qrels) if args.qrels else None
     if args.per_query and not (args.output and args.format == "parquet"):
         raise InputError("streaming input (Parquet over the size threshold): per-query output needs "
                          "--format parquet --output FILE")
@@ -204,6 +256,7 @@ def _run_streaming(args) -> int:
                             progress=sys.stderr.isatty(), ue=args.ue, ties=args.ties, reb=args.reb,
                             degenerate=args.degenerate, rel_level=args.rel_level,
                             queries=args.queries)
+    account_unevaluated(means)
     account_dropped(means)
     if out is None:
         if args.format == "parquet":

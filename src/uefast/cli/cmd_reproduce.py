@@ -31,11 +31,11 @@ examples:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("table", nargs="?", help="LETOR-style Parquet or CSV table with score columns")
     parser.add_argument("--qrels", help="TREC qrels file (with --run)")
-    parser.add_argument("--run", nargs="+", default=None, help="TREC run files (with --qrels)")
+    parser.add_argument("--run", nargs="+", action="extend", default=None, help="TREC run files (with --qrels)")
     add_names_argument(parser)
-    parser.add_argument("--systems", nargs="+", default=None, help="score columns to compare (LETOR table)")
+    parser.add_argument("--systems", nargs="+", action="extend", default=None, help="score columns to compare (LETOR table)")
     parser.add_argument("--out", default="uefast_reproduce", help="output folder (default: %(default)s)")
-    parser.add_argument("--k", type=int, nargs="+", default=[5, 10, 15, 20, 30], help="cutoffs (default: %(default)s)")
+    parser.add_argument("--k", type=int, nargs="+", action="extend", default=None, help="cutoffs (default: 5 10 15 20 30)")
     parser.add_argument("--test", default="t", choices=["t", "wilcoxon", "sign", "bootstrap", "randomization", "tukey"],
                         help="significance test for discriminative power and conflicts (default: %(default)s)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default: %(default)s)")
@@ -49,8 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     parser.add_argument("--ties", default="trec_eval", choices=["trec_eval", "input", "expected"],
                         help="tie handling of uefast.evaluate (default: %(default)s)")
-    parser.add_argument("--formats", nargs="+", default=["parquet", "csv"], choices=["parquet", "csv"],
-                        help="table file formats (default: %(default)s)")
+    parser.add_argument("--formats", nargs="+", action="extend", default=None, choices=["parquet", "csv"],
+                        help="table file formats (default: parquet csv)")
     parser.add_argument("--title", default=None, help="report title")
     parser.add_argument("--quiet", action="store_true", help="no progress messages")
 
@@ -85,14 +85,14 @@ def run(args: argparse.Namespace) -> int:
         if len(args.run) < 2:
             raise InputError(f"--run needs at least 2 run files; got {len(args.run)}")
         qrels = read_qrels(args.qrels)
-        data = read_run(args.run, system=names)
+        data = read_run(args.run, system=names, nan="error")
     elif args.table is not None:
         data = _read_table(args.table)
     res = reproduce(
-        data, qrels=qrels, systems=args.systems, out_dir=args.out, ks=args.k, test=args.test,
+        data, qrels=qrels, systems=args.systems, out_dir=args.out, ks=args.k or [5, 10, 15, 20, 30], test=args.test,
         alpha=args.alpha, n_resamples=args.n_resamples, top_frac=args.top_frac, top_n=args.top_n,
         n_splits=args.splits, swap_trials=args.swap_trials, bootstrap_swap=args.bootstrap_swap,
-        seed=args.seed, progress=not args.quiet, title=args.title, ties=args.ties, formats=args.formats,
+        seed=args.seed, progress=not args.quiet, title=args.title, ties=args.ties, formats=args.formats or ["parquet", "csv"],
     )
     print(res.report)
     return 0

@@ -94,7 +94,7 @@ def _ascii_strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.
 
 
 def _read_run_fast(path: PathLike, sysname, extra_columns: str, ranks: str = "check",
-                   duplicates: str = "error") -> pa.Table | None:
+                   duplicates: str = "error", nan: str = "keep") -> pa.Table | None:
     """One run file through the fused scanner (:func:`uefast.io._fast.scan_run`); ``None`` when
     the file needs the general reader (an odd line, non-ASCII text, a number Arrow must judge and
     refuses, a repeated (qid, docno) -- which may or may not be an error, depending on runids)."""
@@ -116,6 +116,8 @@ def _read_run_fast(path: PathLike, sysname, extra_columns: str, ranks: str = "ch
             score[slow_s] = v.to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
+    if nan == "error" and np.isnan(score).any():
+        return None  # the general reader names the line
     if duplicates == "error":
         ok, _, _, _ = _fast.run_group(buf, qs, qe, ds, de, dh, dw0, dw1)
         if not ok:
@@ -130,7 +132,8 @@ def _read_run_fast(path: PathLike, sysname, extra_columns: str, ranks: str = "ch
 
 
 def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequence[str] | None = None,
-             extra_columns: str = "error", ranks: str = "check", duplicates: str = "error") -> pa.Table:
+             extra_columns: str = "error", ranks: str = "check", duplicates: str = "error",
+             nan: str = "keep") -> pa.Table:
     """Read one or several TREC run files into one Arrow table.
 
     Each content line is ``qid Q0 docno rank score runid``.  Returns columns ``qid`` (string),
@@ -156,6 +159,9 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
         ``"error"`` (default): a docno repeated within a (system, topic) is an error.
         ``"keep"``: such rows are kept (for ``uefast trec_eval``, which, like trec_eval, refuses
         a repeated docno only among the first ``-M`` documents of a topic it evaluates).
+    nan:
+        ``"keep"`` (default): a ``nan`` score is read as NaN. ``"error"``: refused, naming the
+        file and line (``uefast evaluate`` ranks numbers only).
 
     Raises
     ------
@@ -171,6 +177,8 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
         raise InputError(f"`ranks` must be 'check' or 'ignore', got {ranks!r}")
     if duplicates not in ("error", "keep"):
         raise InputError(f"`duplicates` must be 'error' or 'keep', got {duplicates!r}")
+    if nan not in ("error", "keep"):
+        raise InputError(f"`nan` must be 'error' or 'keep', got {nan!r}")
     paths = [paths_or_path] if isinstance(paths_or_path, (str, os.PathLike)) else list(paths_or_path)
     if not paths:
         raise InputError("read_run: no run file given")
@@ -189,10 +197,10 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
     workers = min(len(paths), usable_cpus())
     if workers > 1:
         with ThreadPoolExecutor(workers) as ex:
-            fast = list(ex.map(lambda ps: _read_run_fast(ps[0], ps[1], extra_columns, ranks, duplicates),
+            fast = list(ex.map(lambda ps: _read_run_fast(ps[0], ps[1], extra_columns, ranks, duplicates, nan),
                                zip(paths, systems)))
     else:
-        fast = [_read_run_fast(p, s, extra_columns, ranks, duplicates) for p, s in zip(paths, systems)]
+        fast = [_read_run_fast(p, s, extra_columns, ranks, duplicates, nan) for p, s in zip(paths, systems)]
     for path, sysname, t in zip(paths, systems, fast):  # no repeated (qid, docno) in t
         if t is not None:
             tables.append(t)
@@ -202,6 +210,10 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
         n = p.nfields.size
         score = parse_numbers(p.col(4), "float", path=p.path, what="score", buf=p.buf,
                               lineno=p.lineno, line_start=p.line_start)
+        if nan == "error":
+            bad = np.flatnonzero(np.isnan(np.asarray(score, dtype=np.float64)))
+            if bad.size:
+                raise p.error(int(bad[0]), "score is NaN (a ranking needs numbers)")
         if ranks == "check":
             rank = numeric_array(parse_numbers(p.col(3), "int", path=p.path, what="rank",
                                                buf=p.buf, lineno=p.lineno, line_start=p.line_start))

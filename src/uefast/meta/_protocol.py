@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from uefast.errors import InputError
 from uefast.meta.correlation import kendall_tau, ranking_swap_rate
 from uefast.meta.pad import pad
 from uefast.meta.partitions import query_types, uninformative_ideal_queries
@@ -97,7 +98,14 @@ def query_sets(by_measure: dict[str, pa.Table], metrics: Sequence[Metric], top_f
         if not met.original:
             continue
         t = by_measure[met.measure]
-        u = uninformative_ideal_queries(t, top_n=_top_n(t, top_frac, top_n))
+        n = _top_n(t, top_frac, top_n)
+        if n < 1:
+            raise InputError(
+                f"{met.measure}: fewer than 2 queries where IUB > REB (queries on which a ranking "
+                f"can beat a random one): no uninformative / ideal query sets can be formed. The "
+                f"judged pools are small for this cutoff (with the paper's REB, REB can reach IUB); "
+                f"use smaller cutoffs (--k) or more judged documents per query")
+        u = uninformative_ideal_queries(t, top_n=n)
         ty = query_types(t)
         part = u.append_column("query_type", ty["query_type"])
         part = part.add_column(0, "measure", pa.array([met.measure] * part.num_rows, pa.string()))

@@ -229,6 +229,11 @@ def reproduce(
     t0 = time.perf_counter()
     if not ks or any(int(k) < 1 for k in ks):
         raise InputError(f"`ks` must be positive cutoffs; got {list(ks)}")
+    if not 0.0 < top_frac <= 0.5:
+        raise InputError(f"`top_frac` must be in (0, 0.5] (each of the two query sets takes that "
+                         f"fraction); got {top_frac}")
+    if top_n is not None and top_n < 1:
+        raise InputError(f"`top_n` must be >= 1; got {top_n}")
     bad = set(formats) - {"parquet", "csv"}
     if bad or not formats:
         raise InputError(f"`formats` must be a non-empty subset of {{'parquet', 'csv'}}; got {list(formats)}")

@@ -141,9 +141,15 @@ def topic_system_matrix(table, measure=None, *, column="value", missing="interse
     qids = list(dict.fromkeys(qid_list))
     q_index = {q: k for k, q in enumerate(qids)}
     s_index = {s: j for j, s in enumerate(systems)}
+    col = table[column]
+    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
+            or pa.types.is_decimal(col.type) or pa.types.is_null(col.type)):
+        bad = next(((k, v) for k, v in enumerate(col.to_pylist()) if v is not None
+                    and not _is_number(v)), None)
+        at = f"; row {bad[0]} holds {bad[1]!r}" if bad else ""
+        raise InputError(f"column `{column}` must hold numbers, got {col.type}{at}")
     # read through the buffers (numpy_view): to_numpy() makes pyarrow import pandas
-    values = numpy_view(table[column].cast(pa.float64()), null_value=np.nan).astype(np.float64,
-                                                                                     copy=True)
+    values = numpy_view(col.cast(pa.float64()), null_value=np.nan).astype(np.float64, copy=True)
     valid = numpy_view(pc.is_null(table[column]).cast(pa.int8())) == 0
     rows = np.fromiter((q_index[q] for q in qid_list), np.int64, len(qid_list))
     cols = np.fromiter((s_index.get(s, -1) for s in sys_all), np.int64, len(sys_all))
@@ -152,7 +158,8 @@ def topic_system_matrix(table, measure=None, *, column="value", missing="interse
     if np.isnan(values).any():
         k = int(np.flatnonzero(np.isnan(values))[0])
         raise InputError(f"column `{column}` is NaN for system {systems[cols[k]]!r}, "
-                         f"qid {qids[rows[k]]!r}")
+                         f"qid {qids[rows[k]]!r} (a UE score of a degenerate query? evaluate "
+                         f"with --degenerate zero or drop; a missing value is an empty cell)")
     cell = rows * len(systems) + cols
     uniq, n_seen = np.unique(cell, return_counts=True)
     if (n_seen > 1).any():
@@ -179,3 +186,11 @@ def topic_system_matrix(table, measure=None, *, column="value", missing="interse
             mat[absent] = 0.0
     return TopicSystemMatrix(np.ascontiguousarray(mat), tuple(qids), tuple(systems), measure,
                              column, missing, dropped, filled)
+
+
+def _is_number(v) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True

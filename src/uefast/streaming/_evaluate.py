@@ -212,7 +212,7 @@ def evaluate_stream(source: Any, qrels: Any = None,
         kw["score_columns"] = [c for c in cols if c not in (qid, label, docid, system)] \
             if score_columns is None and system not in cols else score_columns
     long_format = system in cols
-    if not long_format and kw["score_columns"] is not None:
+    if not long_format and kw.get("score_columns") is not None:
         order.register(kw["score_columns"])
     meas_names = pa.array([str(m) for m in mlist], pa.string())
     run_names = pa.array([str(m) for m in run_mlist], pa.string())
@@ -239,6 +239,8 @@ def evaluate_stream(source: Any, qrels: Any = None,
                     info["rows_in"] = info.get("rows_in", 0) + chunk.num_rows
                     info["run_rows_query_not_in_qrels"] = \
                         info.get("run_rows_query_not_in_qrels", 0) + chunk.num_rows
+                    info["run_queries_not_in_qrels"] = \
+                        info.get("run_queries_not_in_qrels", 0) + len(chunk_qids)
                     bar.update(stats["rows"], stats["queries"])
                     continue
             with KERNEL_LOCK:
@@ -282,6 +284,8 @@ def evaluate_stream(source: Any, qrels: Any = None,
             raise InputError("run: the input has no rows")
         raise InputError("run: no query of the run is in the qrels")
     info["streaming"] = {"batches": stats["batches"], "queries": stats["queries"]}
+    if trec:  # each chunk counted the qrels rows of its own queries
+        info["qrels_rows_in"] = qrels_t.num_rows
     meta[b"uefast.info"] = json.dumps(info).encode()
     dropped.sort(key=lambda d: d[0])
     meta[b"uefast.dropped"] = json.dumps([d[1] for d in dropped]).encode()
