@@ -21,7 +21,6 @@ def test_integer_docids_compare_as_their_decimal_strings(a, b):
 
 # --------------------------------------------------------------------------- float32 counting
 import numpy as np  # noqa: E402
-import pytest  # noqa: E402
 
 from uefast.kernels.counting import (  # noqa: E402
     COUNT_BY_INDEX,

@@ -161,7 +161,7 @@ def _load(args):
     if args.run:
         if not args.qrels:
             raise InputError("--run needs --qrels")
-        from uefast.io import read_qrels, read_run
+        from uefast.io import read_run
 
         run = read_run(args.run, system=names, nan="error")
         return (*_same_key_kinds(run, _read_qrels_arg(args.qrels)), {}, " ".join(args.run))
