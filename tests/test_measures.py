@@ -73,3 +73,11 @@ def test_every_registered_measure_parses():
     for name, d in REGISTRY.items():
         text = name + ("@5" if d.cutoff == "required" else "")
         assert parse_measure(text).name == name
+
+
+def test_measure_lists_split_outside_parentheses():
+    """`-m "nDCG@10 AP"` (one shell word) was refused; a space inside parentheses splits nothing."""
+    from uefast.measures import parse_measures
+
+    assert [str(m) for m in parse_measures("nDCG@10  RBP(p=0.8, rel=2)\tAP")] == ["nDCG@10", "RBP(p=0.8,rel=2)", "AP"]
+    assert [str(m) for m in parse_measures(["nDCG@10 AP", "P(rel=2)@5"])] == ["nDCG@10", "AP", "P(rel=2)@5"]

@@ -262,15 +262,31 @@ def parse_measure(text: "str | Measure") -> Measure:
     return _build(name, params, m.group("cut"), text)
 
 
+def split_measure_list(text: str) -> list[str]:
+    """Split ``"nDCG@10 RBP(p=0.8, rel=2) AP"`` at whitespace outside parentheses."""
+    out, cur, depth = [], [], 0
+    for ch in text:
+        if ch.isspace() and depth == 0:
+            if cur:
+                out.append("".join(cur))
+                cur = []
+            continue
+        depth += (ch == "(") - (ch == ")")
+        cur.append(ch)
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
 def parse_measures(measures: "str | Measure | Iterable[str | Measure]") -> list[Measure]:
     """Parse a measure string, a whitespace-separated list of them, or an iterable.
 
     Duplicates (after canonicalisation) are removed, keeping the first occurrence.
     """
     if isinstance(measures, (str, Measure)):
-        items = measures.split() if isinstance(measures, str) else [measures]
+        items = split_measure_list(measures) if isinstance(measures, str) else [measures]
     else:
-        items = list(measures)
+        items = [x for it in measures for x in (split_measure_list(it) if isinstance(it, str) else [it])]
     if not items:
         raise MeasureParseError("`measures` must name at least one measure, e.g. ['nDCG@10', 'AP']")
     out: list[Measure] = []
