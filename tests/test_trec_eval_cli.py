@@ -217,3 +217,17 @@ def test_nan_score_refused_in_an_evaluated_topic(tmp_path, capsys):
     r.write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n9 Q0 z 1 nan r\n")
     assert main(["trec_eval", "-mmap", str(q), str(r)]) == 0
     assert capsys.readouterr().out == "map                   \tall\t1.0000\n"
+
+
+def test_ue_lines_with_repeats_trec_eval_never_looks_at(tmp_path, capsys):
+    """--ue read run and qrels with the strict readers: a repeat beyond -M, in a topic without
+    qrels, or a judgment repeated in a topic not evaluated stopped it where plain output works."""
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("1 0 a 1\n1 0 b 0\n1 0 c 1\n2 0 x 1\n7 0 y 1\n7 1 y 0\n")
+    r.write_text("1 Q0 a 1 5 r\n1 Q0 a 2 0.1 r\n1 Q0 b 3 4 r\n1 Q0 c 4 3 r\n2 Q0 x 1 1 r\n9 Q0 z 1 1 r\n"
+                 "9 Q0 z 2 0.5 r\n")
+    assert main(["trec_eval", "-M3", "-mmap", str(q), str(r)]) == 0
+    plain = capsys.readouterr().out
+    assert main(["trec_eval", "--ue", "-M3", "-mmap", str(q), str(r)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == plain.splitlines()[0] and "map_ue_v1" in out

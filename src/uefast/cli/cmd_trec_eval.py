@@ -187,8 +187,9 @@ def main(argv: list[str]) -> int:
         from uefast.io import read_qrels, read_run
         from uefast.trec_eval.ue import ue_extra
 
-        qrels = read_qrels(pos[0])
-        run_t = read_run(pos[1], extra_columns="ignore", ranks="ignore")
+        # repeats are judged by evaluate_trec, where trec_eval judges them (evaluated topics, -M)
+        qrels = read_qrels(pos[0], duplicates="keep")
+        run_t = read_run(pos[1], extra_columns="ignore", ranks="ignore", duplicates="keep")
         res = evaluate_trec(run_t, qrels, measures, version=version, relevance_level=level, complete=complete,
                             max_docs=max_docs, judged_only=judged, num_docs_in_coll=n_coll)
         extra = ue_extra(res, run_t, qrels, relevance_level=level, complete=complete, max_docs=max_docs,

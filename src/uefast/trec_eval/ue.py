@@ -14,6 +14,7 @@ import re
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from uefast.errors import InputError
 from uefast.inputs import numpy_view, text_array
@@ -89,6 +90,8 @@ def ue_extra(result, run: pa.Table, qrels: pa.Table, *, relevance_level: int = 1
     # an Arrow scalar from the name's bytes: pa.array / pa.scalar of Python values would make
     # pyarrow import pandas (~0.3 s of a command)
     r = r.append_column("system", pa.repeat(text_array([result.runid])[0], r.num_rows))
+    if not complete:  # the topics evaluated (a judgment repeated elsewhere is never looked at)
+        qrels = qrels.filter(pc.is_in(qrels["qid"], value_set=text_array(list(result.qids))))
     t = evaluate(r, qrels, measures=sorted(set(wanted.values())), ue=True, ties="trec_eval", reb="exact",
                  rel_level=relevance_level, queries="qrels" if complete else "intersect")
     qpos = {q: i for i, q in enumerate(result.qids)}
