@@ -138,3 +138,17 @@ def test_compare_reads_uefast_trec_eval_tsv(tmp_path, capsys, robust_pair):
     via_runs = capsys.readouterr().out.splitlines()[1].split("\t")
     assert via_tsv[:3] == via_runs[:3] == ["Sel50", "aplrob03a", "100"]
     assert float(via_tsv[9]) == pytest.approx(float(via_runs[9]), rel=1e-9)
+
+
+def test_relstring_with_a_cutoff_is_text(tmp_path):
+    """trec_eval prints `relstring_20` for -m relstring.20: a text value, not a number."""
+    from uefast.io import read_trec_eval_output
+
+    p = tmp_path / "x.eval"
+    p.write_text("relstring_20          \t301\t'0000011000000--10101'\nmap                   \t301\t0.5000\n"
+                 "runid                 \tall\tr\n")
+    t = read_trec_eval_output(p)
+    import pyarrow.compute as pc
+
+    assert t.filter(pc.equal(t["measure"], "map"))["value"].to_pylist() == [0.5]
+    assert t.filter(pc.equal(t["measure"], "relstring_20"))["value"].to_pylist() == [None]

@@ -83,7 +83,7 @@ def test_read_qrels(tmp_path):
     ("text", "match"),
     [
         ("301 0 d1\n", r"q.txt:1: expected 4 whitespace-separated fields \(qid iter docno rel\), got 3: '301 0 d1'"),
-        ("301 0 d1 1\n301 0 d2 high\n", r"q.txt:2: relevance label 'high' is not a number"),
+        ("301 0 d1 1\n301 0 d2 high\n", r"q.txt:2: relevance label 'high' is not an integer"),
         ("301 0 d1 1\n301 0 d1 0\n", r"q.txt:2: docno judged twice"),
         ("", r"empty file"),
     ],
@@ -267,3 +267,41 @@ def test_isal_sized_inflate_beyond_its_size_hint():
         assert _fast._isal_gunzip(g, hint) == text
     assert _fast._isal_gunzip(g[:-20]) is None  # truncated: left to zlib, which refuses it
     assert _fast._isal_gunzip(g + gzip.compress(b"x\n")) is None  # multi-member: zlib's path
+
+
+def test_plus_signs_integral_labels_and_ranges(tmp_path):
+    """'+1' (SVMlight's classic label; a rank or group size too) was 'out of range for int64'
+    without a line; LETOR labels written 1.0 are 1 as in qrels; a qrels label beyond 2^53
+    written as an integer stays exact next to a '1.0'; a number beyond int64 names its line."""
+    let = _write(tmp_path, "l.txt", "+1 qid:1 1:0.5\n1.0 qid:1 1:0.2\n-1 qid:2 1:0.1\n")
+    assert read_letor(let)["label"].to_pylist() == [1, 1, -1]
+    g = _write(tmp_path, "g.txt", "+2\n1\n")
+    assert read_letor(let, group_file=g)["qid"].to_pylist() == ["1", "1", "2"]
+    run = _write(tmp_path, "r.txt", "301 Q0 d1 +1 2.0 r\n301 Q0 d2 2 1.0 r\n")
+    assert read_run(run)["rank"].to_pylist() == [1, 2]
+    q = _write(tmp_path, "q.txt", "1 0 a 123456789012345678\n1 0 b 1.0\n1 0 c +2\n")
+    assert read_qrels(q)["label"].to_pylist() == [123456789012345678, 1, 2]
+    big = _write(tmp_path, "q2.txt", "1 0 a 1\n1 0 b 99999999999999999999\n")
+    with pytest.raises(InputError, match=r"q2.txt:2: relevance label '99999999999999999999' is out of the int64 range"):
+        read_qrels(big)
+    with pytest.raises(InputError, match=r"l2.txt:1: label '0.5' is not an integer"):
+        read_letor(_write(tmp_path, "l2.txt", "0.5 qid:1 1:0.5\n"))
+
+
+def test_letor_group_sizes_that_wrap_around_in_int64(tmp_path):
+    """Sizes summing to 2^64 + 3 "matched" 3 rows in int64 and np.repeat wrote out of bounds
+    (a segfault)."""
+    data = _write(tmp_path, "nq.txt", "1 1:0.5\n0 1:0.2\n0 1:0.1\n")
+    g = _write(tmp_path, "g.txt", f"{2**63 - 1}\n{2**63 - 1}\n5\n")
+    with pytest.raises(InputError, match="group sizes add up to 18446744073709551619 rows"):
+        read_letor(data, group_file=g)
+
+
+def test_letor_cr_only_line_ends_and_one_score_file_as_a_string(tmp_path):
+    """CR-only line ends (old Mac) made one row of three, silently; score_files="s.txt" was
+    taken character by character."""
+    p = tmp_path / "cr.txt"
+    p.write_bytes(b"1 qid:1 1:0.5\r0 qid:1 1:0.2\r2 qid:2 1:0.1\r")
+    s = _write(tmp_path, "s.txt", "0.3\n0.2\n0.1\n")
+    t = read_letor(p, score_files=str(s))
+    assert t["label"].to_pylist() == [1, 0, 2] and t["s"].to_pylist() == [0.3, 0.2, 0.1]

@@ -167,6 +167,34 @@ def numbers_per_line(path, kind: str, what: str, check_count=None):
     return values, lines, lstart, buf
 
 
+def parse_integral(arr: pa.Array, *, path, what: str, buf, lineno, line_start) -> np.ndarray:
+    """Integers, or integral decimals such as ``1.0`` / ``2.00`` (tools that write labels as
+    floats; trec_eval's ``atol`` and LightGBM read them as those integers), as int64. Anything
+    else -- ``0.5``, ``x`` -- is an error naming file, line, ``what`` and the line's text."""
+    kw = dict(path=path, what=what, buf=buf, lineno=lineno, line_start=line_start)
+    try:
+        return parse_numbers(arr, "int", **kw)
+    except InputError as exc:
+        as_int = exc
+    try:
+        f = parse_numbers(arr, "float", **kw)
+    except InputError:
+        raise as_int from None  # a value that is no number at all: "... is not an integer"
+    plain = pc.match_substring_regex(arr, _INT_RE).to_numpy(zero_copy_only=False)
+    out = np.empty(len(arr), np.int64)
+    if plain.any():  # written as integers: exactly (beyond 2^53 too)
+        idx = np.flatnonzero(plain)
+        out[idx] = parse_numbers(arr.take(pa.array(idx)), "int", **{**kw, "lineno": lineno[idx],
+                                                                    "line_start": line_start[idx]})
+    bad = np.flatnonzero(~plain & ~(np.isfinite(f) & (f == np.round(f)) & (np.abs(f) <= 2.0**53)))
+    if bad.size:
+        r = int(bad[0])
+        raise InputError(f"{path}:{int(lineno[r])}: {what} {arr[r].as_py()!r} is not an integer: "
+                         f"{line_text(buf, int(line_start[r]))!r}")
+    out[~plain] = f[~plain].astype(np.int64)
+    return out
+
+
 def line_text(buf: np.ndarray, line_start: int, limit: int = 200) -> str:
     """The text of the line that starts at byte ``line_start`` (for error messages)."""
     end = line_start
@@ -191,11 +219,17 @@ def parse_numbers(arr: pa.Array, kind: str, *, path, what: str, buf, lineno, lin
         return numpy_view(pc.cast(arr, target))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
+    try:  # Arrow refuses a leading '+' on integers ("+1": SVMlight labels, strtol/atol read it)
+        return numpy_view(pc.cast(pc.replace_substring_regex(arr, r"^\+", ""), target))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
     pattern = _FLOAT_RE if kind == "float" else _INT_RE
     ok = pc.match_substring_regex(arr, pattern).to_numpy(zero_copy_only=False)
     bad_rows = np.flatnonzero(~ok)
-    if bad_rows.size == 0:  # well-formed but out of range
-        raise InputError(f"{path}: {what} column holds a number out of range for {target}")
+    if bad_rows.size == 0:  # well-formed but out of range: the first such value
+        bad = next(k for k, v in enumerate(arr.to_pylist()) if not -2 ** 63 <= int(v) < 2 ** 63)
+        raise InputError(f"{path}:{int(lineno[bad])}: {what} {arr[bad].as_py()!r} is out of the "
+                         f"int64 range: {line_text(buf, int(line_start[bad]))!r}")
     bad = int(bad_rows[0])
     raise InputError(
         f"{path}:{int(lineno[bad])}: {what} {arr[bad].as_py()!r} is not "

@@ -3,7 +3,7 @@
 Line format (MSLR-WEB, Yahoo LTR, LETOR 4.0):  ``label qid:Q 1:v1 2:v2 ... # docid = D ...``.
 Feature values are not loaded (uefast evaluates rankings, it does not train them); the label,
 the query id and, when the comment carries ``docid = D`` (or ``docid=D``), the document id are.
-Score files, as rankers such as LightGBM / RankLib / SVMrank write them, hold one score per line
+Score files, as rankers such as LightGBM / XGBoost / SVMrank write them, hold one score per line
 in the same order as the LETOR file; each becomes a float64 column named by the file's stem.
 See ``data_schemas/letor.md``.
 """
@@ -22,7 +22,7 @@ from uefast.inputs import numeric_array, numpy_view
 from uefast.io._scan import _count_lines
 from uefast.io._scan import _is_space as _sp
 from uefast.io._scan import (file_stem, gather_strings, line_text, numbers_per_line,
-                             parse_numbers, read_bytes)
+                             parse_integral, read_bytes)
 
 __all__ = ["read_letor"]
 
@@ -134,7 +134,14 @@ def read_letor(path: str | os.PathLike, *, score_files: Sequence[str | os.PathLi
         file; a group size that is not a positive integer, group sizes that do not add up to
         the number of rows, groups that disagree with the ``qid:`` fields.
     """
+    if isinstance(score_files, (str, os.PathLike)):  # one file, not its characters
+        score_files = [score_files]
     buf = read_bytes(path)
+    if 13 in buf:  # old-Mac CR-only line ends: lines, as XGBoost / RankLib read them
+        import re
+
+        raw = re.sub(rb"\r(?!\n)", b"\n", buf.tobytes())
+        buf = np.frombuffer(raw, np.uint8)
     out, lineno, lstart, err = _scan_letor(buf)
     if out.shape[0] == 0:
         raise InputError(f"{path}: empty file (no 'label qid:Q features' lines)")
@@ -150,8 +157,8 @@ def read_letor(path: str | os.PathLike, *, score_files: Sequence[str | os.PathLi
     if err.any() and not no_qid:
         r = int(np.flatnonzero(err)[0])
         raise InputError(f"{path}:{int(lineno[r])}: expected 'label qid:<id> ...': {line_text(buf, int(lstart[r]))!r}")
-    labels = parse_numbers(gather_strings(buf, out[:, 0], out[:, 1], path=path), "int", path=path,
-                           what="label", buf=buf, lineno=lineno, line_start=lstart)
+    labels = parse_integral(gather_strings(buf, out[:, 0], out[:, 1], path=path), path=path,
+                            what="label", buf=buf, lineno=lineno, line_start=lstart)
     if group_file is not None:
         sizes = _read_groups(group_file, n, path)
         if no_qid:
@@ -191,7 +198,8 @@ def _read_groups(group_file, n_rows: int, path) -> np.ndarray:
         r = int(np.flatnonzero(sizes <= 0)[0])
         raise InputError(f"{group_file}:{int(glines[r])}: group size {int(sizes[r])} is not "
                          f"positive: {line_text(gbuf, int(gstart[r]))!r}")
-    total = int(sizes.sum())
+    # each size <= n_rows first: a sum of huge sizes could wrap around in int64 and "match"
+    total = int(sizes.sum()) if int(sizes.max()) <= n_rows else sum(int(v) for v in sizes)
     if total != n_rows:
         raise InputError(f"{group_file}: group sizes add up to {total} rows but {path} has "
                          f"{n_rows} lines")

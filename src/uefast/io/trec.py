@@ -27,7 +27,7 @@ from uefast.inputs import numeric_array, numpy_view, string_array, text_array
 from uefast.io import _fast
 from uefast.io._fast import usable_cpus
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
-from uefast.io._scan import _gather, gather_strings, line_text, parse_numbers, read_bytes, scan_fields
+from uefast.io._scan import _gather, gather_strings, line_text, parse_integral, parse_numbers, read_bytes, scan_fields
 
 __all__ = ["read_run", "read_qrels", "RUN_SCHEMA", "QRELS_SCHEMA"]
 
@@ -249,21 +249,11 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
 
 
 def _qrels_labels(p: _Parsed) -> np.ndarray:
-    """The relevance column as int64. Integers, or integral decimals such as ``1.0`` (some tools
-    write labels as floats; trec_eval's ``atol`` reads ``1.0`` as 1): the same integers. Anything
-    else -- ``0.5``, ``x`` -- is an error naming its line (trec_eval would truncate it silently)."""
-    kw = dict(path=p.path, what="relevance label", buf=p.buf, lineno=p.lineno,
-              line_start=p.line_start)
-    try:
-        return parse_numbers(p.col(3), "int", **kw)
-    except InputError:
-        pass
-    f = parse_numbers(p.col(3), "float", **kw)  # a line that is no number at all: its error
-    bad = np.flatnonzero(~(np.isfinite(f) & (f == np.round(f)) & (np.abs(f) <= 2.0**53)))
-    if bad.size:
-        raise p.error(int(bad[0]), f"relevance label {p.col(3)[int(bad[0])].as_py()!r} is not "
-                                   "an integer")
-    return f.astype(np.int64)
+    """The relevance column as int64: integers, or integral decimals such as ``1.0`` (trec_eval's
+    ``atol`` reads ``1.0`` as 1); ``0.5`` or ``x`` is an error naming its line (trec_eval would
+    truncate it silently). See :func:`uefast.io._scan.parse_integral`."""
+    return parse_integral(p.col(3), path=p.path, what="relevance label", buf=p.buf,
+                          lineno=p.lineno, line_start=p.line_start)
 
 
 def read_qrels(path: PathLike, *, duplicates: str = "error") -> pa.Table:

@@ -101,8 +101,8 @@ def _read_one(path) -> tuple[pa.Table, str | None]:
     measure, qid, value = measure.take(take), qid.take(take), value.take(take)
     lineno, lstart = lineno[keep], lstart[keep]
     text = np.zeros(keep.size, bool)
-    for m in TEXT_MEASURES:
-        text |= numpy_view(pc.equal(measure, text_array([m])[0]))
+    for m in TEXT_MEASURES:  # relstring also as relstring_20 (-m relstring.20)
+        text |= numpy_view(pc.match_substring_regex(measure, f"^{m}(_[0-9]+)?$"))
     vals = np.full(keep.size, np.nan)
     num = np.flatnonzero(~text)
     if num.size:
