@@ -291,20 +291,21 @@ def _half_sums(z):
 
 
 @njit(cache=True)
-def exact_signflip_counts(z, rel_tol):
+def exact_signflip_counts(z, rel_tol, scale):
     """Exact sign-flip null by meet-in-the-middle enumeration of all ``2**n`` sign vectors.
 
     The topics are split into halves A and B; the ``2**|A|`` and ``2**|B|`` half sums are
     enumerated directly and every total is ``sA + sB`` (one rounding). The observed sum is the
     all-plus total computed the same way. Returns ``(count_two_sided, count_greater,
-    count_less)`` with the tolerance ``gamma = rel_tol * |observed|``.
+    count_less)`` with the tolerance ``gamma = rel_tol * max(|observed|, scale)`` (``scale`` =
+    Σ|z|, the size of the rounding a sum of the z carries).
     """
     n = z.shape[0]
     h = n // 2
     sa = _half_sums(z[:h])
     sb = _half_sums(z[h:])
     obs = sa[sa.shape[0] - 1] + sb[sb.shape[0] - 1]
-    gamma = rel_tol * abs(obs)
+    gamma = rel_tol * max(abs(obs), scale)
     two = 0
     greater = 0
     less = 0

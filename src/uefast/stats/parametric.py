@@ -39,10 +39,12 @@ def _pvalue_from_t(t: float, df: float, alternative: str) -> float:
 
 
 def studentized(mean: float, sd: float, n: int, tol: float) -> float:
-    """``t = mean / (sd / √n)`` with ``0/0 -> 0`` and ``c/0 -> ±inf`` (sd, mean <= tol count as 0)."""
+    """``t = mean / (sd / √n)`` with ``0/0 -> 0`` and ``c/0 -> ±inf`` (sd, mean <= tol count as
+    0: a mean of rounding noise is a mean of 0, as the resampled ones are taken in
+    :func:`uefast.stats.resampling.bootstrap_pairs`)."""
+    if abs(mean) <= tol:
+        return 0.0
     if sd <= tol:
-        if abs(mean) <= tol:
-            return 0.0
         return math.copysign(math.inf, mean)
     return mean / (sd / math.sqrt(n))
 

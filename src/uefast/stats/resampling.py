@@ -39,9 +39,11 @@ def _pad4(k: int) -> int:
     return -(-k // 4) * 4
 
 
-def _count_extreme(stat, obs, alternative):
-    """#{T* at least as extreme as T_obs} with the tie tolerance γ = 1e-12·|T_obs| (SPEC §6)."""
-    gamma = 0.0 if math.isinf(obs) else REL_TOL * abs(obs)
+def _count_extreme(stat, obs, alternative, scale=0.0):
+    """#{T* at least as extreme as T_obs} with the tie tolerance γ = 1e-12·max(|T_obs|, scale)
+    (SPEC §6 has 1e-12·|T_obs|, which vanishes with T_obs: a statistic that is a sum carries
+    rounding of the size of its summands, ``scale``, so exact ties with T_obs = 0 were lost)."""
+    gamma = 0.0 if math.isinf(obs) else REL_TOL * max(abs(obs), scale)
     if alternative == "two-sided":
         return int(np.count_nonzero(np.abs(stat) >= abs(obs) - gamma))
     if alternative == "greater":
@@ -102,10 +104,10 @@ def bootstrap_pairs(x, pairs, *, n_resamples, seed, alternative, keep_means, bat
             t_star = mean_star / np.sqrt(np.maximum(var_num, 0.0) / (n - 1) / n)
             sd_star = np.sqrt(np.maximum(var_num, 0.0) / (n - 1))
             degenerate = (var_num <= 64 * _EPS * s2) | (sd_star <= tols)
-            t_star = np.where(degenerate,
-                              np.where(np.abs(mean_star) <= tols, 0.0,
-                                       np.copysign(np.inf, mean_star)),
-                              t_star)
+            t_star = np.where(degenerate, np.copysign(np.inf, mean_star), t_star)
+            # a resampled mean within the zero tolerance is 0 (centring by an inexact mean
+            # leaves ~1e-17 where the exact resample mean is 0), as t_obs's (studentized)
+            t_star = np.where(np.abs(mean_star) <= tols, 0.0, t_star)
         for p in range(n_pairs):
             counts[p] += _count_extreme(t_star[:, p], t_obs[p], alternative)
         if keep_means:
@@ -135,7 +137,7 @@ def randomization_pairs(x, pairs, *, n_resamples, seed, alternative, exact, plus
     if exact:
         for p, (i, j) in enumerate(pairs):
             z = np.ascontiguousarray(x[:, i] - x[:, j])
-            counts[p] = K.exact_signflip_counts(z, REL_TOL)[idx]
+            counts[p] = K.exact_signflip_counts(z, REL_TOL, float(np.abs(z).sum()))[idx]
         return counts / float(2 ** n), counts, 2 ** n
     n_cols = _pad4(m)
     vt = np.zeros((n_cols, n))
@@ -144,12 +146,14 @@ def randomization_pairs(x, pairs, *, n_resamples, seed, alternative, exact, plus
     ii = np.array([i for i, _ in pairs], dtype=np.int64)
     jj = np.array([j for _, j in pairs], dtype=np.int64)
     obs = obs_cols[ii] - obs_cols[jj]
+    abs_cols = np.abs(x).sum(axis=0)
+    scale = abs_cols[ii] + abs_cols[jj]  # bounds the rounding of Σ s·x_i - Σ s·x_j
     for b0, length in _chunks(n_resamples, batch_size, max(n_cols, n_pairs)):
         out = np.empty((_pad4(length), n_cols))
         K.signflip_sums(vt, np.uint64(seed), DOMAIN_RANDOMIZATION, b0, out)
         stat = out[:length, ii] - out[:length, jj]
         for p in range(n_pairs):
-            counts[p] += _count_extreme(stat[:, p], obs[p], alternative)
+            counts[p] += _count_extreme(stat[:, p], obs[p], alternative, float(scale[p]))
     if plus_one:
         return (counts + 1) / (n_resamples + 1.0), counts, n_resamples + 1
     return counts / float(n_resamples), counts, n_resamples
