@@ -129,3 +129,19 @@ def test_stats_backend_matches_scipy_t():
     boot = discriminative_power(x, method="bootstrap", n_resamples=200, seed=3)
     again = discriminative_power(x, method="bootstrap", n_resamples=200, seed=3)
     np.testing.assert_array_equal(boot.pvalues, again.pvalues)
+
+
+def test_long_tables_duplicates_refused_and_integer_system_names():
+    """A repeated (system, qid) kept its last value silently; integer system names raised a raw
+    KeyError in discriminative_power (all_pairs names them as strings)."""
+    from uefast.meta import discriminative_power, pad
+
+    dup = pa.table({"system": ["A", "A", "A", "B", "B", "B", "A"], "qid": ["q1", "q2", "q3", "q1", "q2", "q3", "q1"],
+                    "value": [0.1, 0.5, 0.3, 0.2, 0.4, 0.9, 0.9]})
+    with pytest.raises(InputError, match="duplicate rows for system 'A', qid 'q1'"):
+        discriminative_power(dup)
+    ints = pa.table({"system": [10, 10, 10, 20, 20, 20], "qid": [1, 2, 3, 1, 2, 3],
+                     "value": [0.1, 0.5, 0.3, 0.2, 0.4, 0.9]})
+    dp = discriminative_power(ints)
+    assert dp.n_pairs == 1 and dp.pairs["system_a"].to_pylist() == ["10"]
+    assert np.isnan(pad(float("nan"), 0.5))

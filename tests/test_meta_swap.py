@@ -73,3 +73,9 @@ def test_bad_input():
         swap_rate(x, method="x")
     with pytest.raises(InputError, match="at least 2"):
         swap_rate(np.zeros((6, 1)))
+
+
+def test_difference_required_nan_when_no_nonempty_bin_qualifies():
+    """Every non-empty bin above alpha: NaN (meta_swap.md), not the edge of an empty bin above."""
+    r = swap_rate([[.5, .503], [.5, .497]], subset_size=1, n_trials=10)
+    assert r.swap_rate == 1.0 and np.isnan(r.difference_required)

@@ -86,7 +86,8 @@ def _from_long_table(
         elif measure not in measures:
             raise InputError(f"`measure` {measure!r} is not in the table; it has {measures}")
         table = table.filter(pc.equal(table["measure"], measure))
-    sys_col = table["system"].to_pylist()
+    # system names as strings (as uefast.stats names them: an integer system 10 is "10")
+    sys_col = [str(v) for v in table["system"].to_pylist()]
     qid_col = table["qid"].to_pylist()
     val = table[column].to_numpy(zero_copy_only=False).astype(np.float64)
     order = list(dict.fromkeys(sys_col)) if systems is None else [str(s) for s in systems]
@@ -98,6 +99,9 @@ def _from_long_table(
     for s, q, v in zip(sys_col, qid_col, val):
         j = sys_index.get(s)
         if j is not None:
+            if q in per_system[j]:
+                raise InputError(f"duplicate rows for system {s!r}, qid {q!r}"
+                                 + (f" (measure {measure!r})" if measure is not None else ""))
             per_system[j][q] = v
     common = [q for q in dict.fromkeys(qid_col) if all(q in d for d in per_system)]
     if not common:

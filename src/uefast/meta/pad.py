@@ -17,12 +17,14 @@ def pad(m1, m2):
     For non-negative inputs the denominator is max(m1, m2), as in the PAD of Santu & Feng
     (arXiv 2209.05007); the absolute values make PAD defined for UE V2, which can be negative
     (a flagged choice, SPEC_math §6.13). Works element-wise on arrays; returns a float for scalars.
+    A NaN input gives NaN.
     """
     a = np.asarray(m1, dtype=np.float64)
     b = np.asarray(m2, dtype=np.float64)
     den = np.maximum(np.abs(a), np.abs(b))
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(den > 0, np.abs(a - b) / np.where(den > 0, den, 1.0) * 100.0, 0.0)
+    out = np.where(np.isnan(a) | np.isnan(b), np.nan, out)  # NaN in: NaN out (was 0: "no difference")
     return float(out) if out.ndim == 0 else out
 
 

@@ -39,12 +39,17 @@ class SwapResult:
 
 
 def _difference_required(lower: np.ndarray, count: np.ndarray, swaps: np.ndarray, alpha: float) -> float:
-    """Smallest bin lower edge d* such that every non-empty bin >= d* has swap rate <= alpha."""
+    """Smallest bin lower edge d* such that every non-empty bin >= d* has swap rate <= alpha, at
+    least one of them (NaN when no non-empty bin qualifies: the empty bins above the data do not)."""
     best = float("nan")
+    qualified = False
     for b in range(lower.size - 1, -1, -1):
-        if count[b] > 0 and swaps[b] / count[b] > alpha:
-            break
-        best = float(lower[b])
+        if count[b] > 0:
+            if swaps[b] / count[b] > alpha:
+                break
+            qualified = True
+        if qualified:
+            best = float(lower[b])
     return best
 
 
