@@ -79,3 +79,15 @@ def test_difference_required_nan_when_no_nonempty_bin_qualifies():
     """Every non-empty bin above alpha: NaN (meta_swap.md), not the edge of an empty bin above."""
     r = swap_rate([[.5, .503], [.5, .497]], subset_size=1, n_trials=10)
     assert r.swap_rate == 1.0 and np.isnan(r.difference_required)
+
+
+@pytest.mark.parametrize("kw,match", [({"alpha": 5}, "`alpha` must be in"),
+                                      ({"n_trials": 2.7}, "`n_trials` must be a positive integer"),
+                                      ({"subset_size": 2.7}, "`subset_size` must be a positive integer"),
+                                      ({"n_bins": 2.5}, "`n_bins` must be a positive integer"),
+                                      ({"seed": -1}, "`seed` must be an integer")])
+def test_swap_rate_parameters_checked(kw, match):
+    """alpha=5 was accepted, float counts truncated (2.7 -> 2), n_bins=2.5 a TypeError."""
+    x = np.random.default_rng(0).random((20, 3))
+    with pytest.raises(InputError, match=match):
+        swap_rate(x, **kw)

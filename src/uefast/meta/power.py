@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from uefast.errors import InputError
+from uefast.stats._validation import check_probability
 from uefast.meta._matrix import TopicSystemMatrix, as_matrix, pair_indices
 
 __all__ = [
@@ -108,8 +109,7 @@ def discriminative_power(
     ``matrix`` is topics x systems, or the long table of :func:`uefast.evaluate` with
     ``measure=``/``column=``. Source: SPEC_math §6.7.
     """
-    if not (0.0 < alpha < 1.0):
-        raise InputError(f"`alpha` must be in (0, 1); got {alpha}")
+    alpha = check_probability("alpha", alpha)
     if pvalue_fn is None and method not in _METHODS:
         raise InputError(f"`method` must be in {sorted(_METHODS)}; got {method!r}")
     mat = as_matrix(matrix, measure=measure, column=column, systems=systems)

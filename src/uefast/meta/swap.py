@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from uefast.errors import InputError
+from uefast.stats._validation import check_n_resamples, check_probability, check_seed
 from uefast.meta._matrix import as_matrix, pair_indices
 
 __all__ = ["SwapResult", "swap_rate"]
@@ -96,6 +97,13 @@ def swap_rate(
         raise InputError(f"`ties` must be in {{'strict', 'tie_is_swap'}}; got {ties!r}")
     if not (bin_width > 0) or n_bins < 1:
         raise InputError(f"`bin_width` must be > 0 and `n_bins` >= 1; got {bin_width}, {n_bins}")
+    n_bins = check_n_resamples(n_bins, "n_bins")
+    alpha = check_probability("alpha", alpha)
+    seed = check_seed(seed)
+    if subset_size is not None:
+        subset_size = check_n_resamples(subset_size, "subset_size")
+    if n_trials is not None:
+        n_trials = check_n_resamples(n_trials, "n_trials")
     mat = as_matrix(matrix, measure=measure, column=column, systems=systems)
     x = mat.values
     n, m = x.shape
