@@ -48,3 +48,29 @@ def test_trec_style_delegates():
     qrels = pl.DataFrame({"qid": ["1", "2"], "docid": ["b", "a"], "label": [1, 2]})
     got = uep.evaluate(run, qrels, measures=["AP"])
     assert got.equals(pl.from_arrow(uefast.evaluate(run, qrels, measures=["AP"])))
+
+
+def test_frame_and_expression_checks_match_evaluate():
+    """max_label below the data's top label was trusted (ERR@3 = 3.08, above 1); drop with
+    ue=False dropped rows evaluate keeps; a null qid or system became a group of its own;
+    score_columns=[] gave a misleading message."""
+    from uefast.errors import InputError
+
+    df = pl.DataFrame({"qid": ["a", "a", "a", "b", "b"], "docid": ["x", "y", "z", "x", "y"],
+                       "label": [3, 0, 1, 1, 0], "score": [.3, .2, .1, .5, .9]})
+    for call in (lambda: df.group_by("qid").agg(uep.err("label", "score", k=3, max_label=1)),
+                 lambda: uep.evaluate(df, measures=["ERR@3"], score_columns=["score"], max_label=1)):
+        with pytest.raises(InputError, match="the data has label 3, above max_label=1"):
+            call()
+    deg = pl.DataFrame({"qid": [1, 1, 2, 2], "docid": ["a", "b", "a", "b"], "label": [0, 0, 1, 0],
+                        "score": [.3, .2, .1, .9]})
+    got = uep.evaluate(deg, measures=["AP"], degenerate="drop", ue=False)
+    assert got["qid"].to_list() == uefast.evaluate(deg.to_arrow(), measures=["AP"], degenerate="drop",
+                                                   ue=False)["qid"].to_pylist() == [1, 2]
+    for col, row in (("qid", 2), ("system", 1)):
+        bad = deg.with_columns(system=pl.Series(["s", None, "s", "s"])) if col == "system" else \
+            deg.with_columns(qid=pl.Series([1, 1, None, 2]))
+        with pytest.raises(InputError, match=f"column '{col}' has 1 null value\\(s\\); first at row {row}"):
+            uep.evaluate(bad, measures=["AP"])
+    with pytest.raises(InputError, match="`score_columns` is empty"):
+        uep.evaluate(df, measures=["AP"], score_columns=[])

@@ -24,6 +24,7 @@ from uefast.errors import InputError
 from uefast.inputs import (
     DocIds,
     check_same_kind,
+    explicit_score_columns,
     column,
     docids,
     kernel_array,
@@ -201,16 +202,7 @@ def evaluate(
 # ----------------------------------------------------------------------------- LETOR style
 def _letor_score_columns(t: pa.Table, score_columns, names) -> list[str]:
     if score_columns is not None:
-        cols = [score_columns] if isinstance(score_columns, str) else list(score_columns)
-        if not cols:
-            raise InputError("`score_columns` is empty: name at least one score column (or pass "
-                             "None to take every floating-point column)")
-        if len(set(cols)) < len(cols):
-            raise InputError(f"`score_columns` names a column twice: {cols}")
-        for c in cols:
-            if c not in t.column_names:
-                raise InputError(f"run: missing score column {c!r}; columns are {t.column_names}")
-        return cols
+        return explicit_score_columns(score_columns, t.column_names)
     if names["system"] in t.column_names:
         return [names["score"]]
     keys = {names["qid"], names["docid"], names["label"], names["system"]}

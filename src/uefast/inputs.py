@@ -332,3 +332,17 @@ def check_same_kind(a: pa.Array, b: pa.Array, name: str, what_a: str, what_b: st
     if ka != kb:
         raise InputError(f"mismatched dtypes: {what_a} column {name!r} is {a.type} but {what_b} "
                          f"column {name!r} is {b.type}; cast one of them")
+
+
+def explicit_score_columns(score_columns, column_names) -> list[str]:
+    """``score_columns=`` as given (a name or a list): non-empty, no repeats, all present."""
+    cols = [score_columns] if isinstance(score_columns, str) else list(score_columns)
+    if not cols:
+        raise InputError("`score_columns` is empty: name at least one score column (or pass "
+                         "None to take every floating-point column)")
+    if len(set(cols)) < len(cols):
+        raise InputError(f"`score_columns` names a column twice: {cols}")
+    for c in cols:
+        if c not in column_names:
+            raise InputError(f"run: missing score column {c!r}; columns are {list(column_names)}")
+    return cols

@@ -36,6 +36,12 @@ def _spec(measures, *, rel_level: int, reb: str, ties: str, degenerate: str,
                          f"{degenerate!r} (use uefast.polars.evaluate(..., degenerate='drop'))")
     if isinstance(rel_level, bool) or not isinstance(rel_level, (int, np.integer)) or rel_level < 1:
         raise InputError(f"`rel_level` must be an integer >= 1, got {rel_level!r}")
+    if max_label is not None and (isinstance(max_label, bool) or not isinstance(max_label, (int, np.integer))
+                                  or max_label < 0):
+        raise InputError(f"`max_label` must be an integer >= 0 (the collection's largest label), "
+                         f"got {max_label!r}")
+    if negative_labels not in ("clamp", "error"):
+        raise InputError(f"`negative_labels` must be 'clamp' or 'error', got {negative_labels!r}")
     return Spec(resolve_measures(measures, max_label), int(rel_level), reb, ties, degenerate,
                 max_label, negative_labels, has_score)
 
@@ -149,7 +155,8 @@ def build_long(label, score, measures, *, docid=None, ties: str = "trec_eval", r
             mat = getattr(r, st) if ue else np.full((g, nm), np.nan)
             cols[st] = _list_array(mat, pa.float64())
         cols["n_rel"] = _list_array(r.n_rel.astype(np.int64), pa.int64())
-        keep = ~r.degenerate if degenerate == "drop" else np.ones((g, nm), bool)
+        # as uefast.evaluate: "drop" concerns the UE scores, so nothing is dropped without them
+        keep = ~r.degenerate if degenerate == "drop" and ue else np.ones((g, nm), bool)
         cols["_keep"] = _list_array(keep, pa.bool_())
         out = pl.from_arrow(pa.table(cols)).to_struct(s.name)
         return out.cast(dtype)

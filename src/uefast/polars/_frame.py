@@ -6,6 +6,7 @@ from typing import Any, Sequence
 import polars as pl
 
 from uefast.errors import InputError
+from uefast.inputs import explicit_score_columns
 from uefast.measures import parse_measures
 from uefast.polars._exprs import build_long
 
@@ -17,11 +18,7 @@ _OUT = ("system", "qid", "measure", "value", "iub", "reb", "ue_v1", "ue_v2", "n_
 
 def _score_columns(schema: pl.Schema, score_columns, names) -> list[str]:
     if score_columns is not None:
-        cols = [score_columns] if isinstance(score_columns, str) else list(score_columns)
-        for c in cols:
-            if c not in schema:
-                raise InputError(f"run: missing score column {c!r}; columns are {list(schema)}")
-        return cols
+        return explicit_score_columns(score_columns, list(schema))
     if names["system"] in schema:
         return [names["score"]]
     keys = {names["qid"], names["docid"], names["label"], names["system"]}
@@ -73,6 +70,12 @@ def evaluate(frame: pl.DataFrame | pl.LazyFrame, qrels: Any = None,
     for c in (qid, label):
         if c not in schema:
             raise InputError(f"run: missing column {c!r}; columns are {list(schema)}")
+    keys = [c for c in (qid, system) if c in schema]
+    nulls = lf.select(*[pl.col(c).null_count() for c in keys]).collect().row(0)
+    for c, n in zip(keys, nulls):  # a null key would be a query (or system) of its own
+        if n:
+            first = lf.with_row_index("_r").filter(pl.col(c).is_null()).select("_r").head(1).collect().item()
+            raise InputError(f"run: column {c!r} has {n} null value(s); first at row {first}")
     mlist = parse_measures(measures)
     if max_label is None and any(m.name == "ERR" and m.param("lmax") is None for m in mlist):
         max_label = int(lf.select(pl.col(label).cast(pl.Int64).max()).collect().item() or 0)

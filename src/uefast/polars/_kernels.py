@@ -116,6 +116,10 @@ def compute(s, spec: Spec, want_value: bool = True, want_ue: bool = True) -> Res
     labels = label_array(_field(vals, "label"), "label", what, spec.negative_labels)
     nrows = len(labels)
     data_max = int(labels[offsets[0]:offsets[-1]].max()) if g and offsets[-1] > offsets[0] else 0
+    if spec.max_label is not None and data_max > spec.max_label:
+        raise InputError(f"{what}: the data has label {data_max}, above max_label={spec.max_label} "
+                         f"(the collection's largest label, ERR's default lmax)")
+    # max_label (>= every label of the data, checked above) is ERR's default lmax
     plan = plan_measures(list(spec.measures), rel_level=spec.rel_level, reb=spec.reb,
                          max_label=spec.max_label if spec.max_label is not None else data_max)
     nm = len(spec.measures)
