@@ -13,7 +13,8 @@ rows/s >= 70 % of in memory. Sizes: ``UEFAST_STREAM_ROWS`` (default 30 M; 2 M wi
     python benchmarks/test_bench_streaming.py generate /data/run_1b.parquet 1_000_000_000
     python benchmarks/test_bench_streaming.py stream /data/run_1b.parquet   # prints rows/s, RSS
 
-(1 B rows is ~17 GB of Parquet; the in-memory path needs ~25 GB there, streaming stays < 2 GB.)
+(1 B rows is ~13 GB of Parquet; the in-memory path would need ~60 GB there, streaming stays
+~1 GB: scaled from the 200 M-row run in RESULTS_polars_streaming.md.)
 """
 from __future__ import annotations
 

@@ -138,3 +138,22 @@ def test_compare_tukey_not_corrected_twice(tmp_path, capsys):
     assert main(["compare", str(path), "--measure", "nDCG@10", "--method", "tukey_hsd",
                  "--n-resamples", "200", "--correction", "holm", "--format", "jsonl"]) == 0
     assert "on top of tukey_hsd" in capsys.readouterr().err
+
+
+def test_compare_reads_trec_eval_tsv_with_its_runid_rows(tmp_path, capsys):
+    """`uefast trec_eval -q --format tsv` writes a `runid ... all <name>` row: the value column
+    was read as text and refused, though the doc names this input."""
+    q = tmp_path / "q.txt"
+    q.write_text("301 0 d1 1\n301 0 d2 0\n302 0 d3 1\n")
+    outs = []
+    for name, docs in (("a", "d1 d2"), ("b", "d2 d1")):
+        r = tmp_path / f"{name}.run"
+        d1, d2 = docs.split()
+        r.write_text(f"301 Q0 {d1} 1 2 {name}\n301 Q0 {d2} 2 1 {name}\n302 Q0 d3 1 1 {name}\n")
+        assert main(["trec_eval", "-q", "--format", "tsv", str(q), str(r)]) == 0
+        outs.append(capsys.readouterr().out)
+    both = tmp_path / "both.tsv"
+    both.write_text(outs[0] + "".join(outs[1].splitlines(keepends=True)[1:]))
+    assert main(["compare", str(both), "--measure", "map", "--format", "jsonl"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert (row["system_a"], row["system_b"], row["mean_a"], row["mean_b"]) == ("a", "b", 1.0, 0.75)

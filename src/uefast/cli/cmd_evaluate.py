@@ -57,7 +57,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rel-level", type=int, default=1, help="relevance threshold (label >= N)")
     p.add_argument("--queries", choices=["intersect", "qrels"], default="intersect",
                    help="TREC style: queries in both run and qrels, or every qrels query (-c)")
-    p.add_argument("--per-query", action="store_true", help="print per-query rows, then the means")
+    p.add_argument("--per-query", action="store_true",
+                   help="per-query rows (text: then the means; tsv/jsonl/parquet: the per-query "
+                        "table only)")
     p.add_argument("--format", choices=["text", "tsv", "jsonl", "parquet"], default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     p.add_argument("--limit", type=int, default=None,

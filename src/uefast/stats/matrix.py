@@ -142,6 +142,11 @@ def topic_system_matrix(table, measure=None, *, column="value", missing="interse
     q_index = {q: k for k, q in enumerate(qids)}
     s_index = {s: j for j, s in enumerate(systems)}
     col = table[column]
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        try:  # numbers read as text (a CSV column that also held, e.g., trec_eval's runid row)
+            col = pc.cast(col, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
             or pa.types.is_decimal(col.type) or pa.types.is_null(col.type)):
         bad = next(((k, v) for k, v in enumerate(col.to_pylist()) if v is not None
