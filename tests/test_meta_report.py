@@ -6,6 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from uefast.cli import main
+from uefast.errors import InputError
 from uefast.meta.report import reproduce
 
 pytest.importorskip("matplotlib")
@@ -71,3 +72,46 @@ def test_reproduce_set_sizes_checked(tmp_path, capsys, argv, match):
     pq.write_table(letor_sample(), tmp_path / "s.parquet")
     assert main(["reproduce", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "r"), "--quiet", *argv]) == 2
     assert match in capsys.readouterr().err
+
+
+def test_trec_runs_with_a_query_one_run_lacks(tmp_path):
+    """A query one run did not answer was in the query sets but out of the statistics (sets one
+    short, "balanced" groups unequal, the header counting it): it is left out, and said so."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(3)
+    q_rows, r_rows = [], []
+    for q in range(20):
+        docs = [f"d{q}_{j}" for j in range(12)]
+        labels = rng.integers(0, 3, 12)
+        labels[0] = 2
+        q_rows += [(f"q{q}", d, int(lab)) for d, lab in zip(docs, labels)]
+        for s in range(3):
+            if s == 2 and q == 5:
+                continue  # run 2 returned nothing for q5
+            r_rows += [(f"q{q}", d, float(rng.random()), f"run{s}") for d in docs]
+    qrels = pa.table({"qid": [r[0] for r in q_rows], "docid": [r[1] for r in q_rows],
+                      "label": [r[2] for r in q_rows]})
+    run = pa.table({"qid": [r[0] for r in r_rows], "docid": [r[1] for r in r_rows],
+                    "score": [r[2] for r in r_rows], "system": [r[3] for r in r_rows]})
+    res = reproduce(run, qrels=qrels, out_dir=tmp_path, ks=(5,), n_splits=0, swap_trials=5, bootstrap_swap=5,
+                    progress=False, formats=("parquet",))
+    parts = res.tables["partitions"]
+    assert "q5" not in set(parts["qid"].to_pylist())
+    md = res.report.read_text()
+    assert "19 queries" in md and "1 run query not answered by every system left out" in md
+    with pytest.raises(InputError, match="`top_n` 100 is more than half"):
+        reproduce(run, qrels=qrels, out_dir=tmp_path / "b", ks=(5,), n_splits=0, top_n=100, progress=False)
+
+
+def test_headline_leaves_undefined_tau_out():
+    """tau-b is NaN where every system ties; NaN >= 0.05 is True in Polars, so such cells were
+    counted as "moved" (60 of 60, max nan)."""
+    import pyarrow as pa
+
+    from uefast.meta._markdown import _headline
+
+    reb = pa.table({"measure": ["AP"], "reb_exact": [0.0], "reb_paper": [0.0], "rel_diff": [0.0]})
+    dt = pa.table({"delta_tau_b": [float("nan"), float("nan"), 0.1, 0.01]})
+    lines = _headline({"reb_compare": reb, "diff_tau": dt}, {"alpha": 0.05})
+    assert any("moves by >= 0.05 in 1 of 2 cells (max |delta| 0.100; 2 cells undefined" in ln for ln in lines), lines

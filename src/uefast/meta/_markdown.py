@@ -90,9 +90,12 @@ def _headline(tables: dict[str, pa.Table], s: dict) -> list[str]:
                    if ch.height else f"Discriminative power (p < {alpha}) is identical under both REBs in all {dpa.height} cells.")
     dt = _df(tables, "diff_tau")
     if dt.height:
-        big = dt.filter(pl.col("delta_tau_b").abs() >= 0.05)
-        out.append(f"Kendall tau-b between metric rankings moves by >= 0.05 in {big.height} of {dt.height} cells "
-                   f"(max |delta| {_fmt(float(dt['delta_tau_b'].abs().max() or 0))}).")
+        # tau-b is NaN where every system ties (no ranking): such cells neither move nor count
+        d = dt.filter(pl.col("delta_tau_b").is_not_nan() & pl.col("delta_tau_b").is_not_null())
+        big = d.filter(pl.col("delta_tau_b").abs() >= 0.05)
+        undefined = f"; {dt.height - d.height} cells undefined (all systems tied)" if d.height < dt.height else ""
+        out.append(f"Kendall tau-b between metric rankings moves by >= 0.05 in {big.height} of {d.height} cells "
+                   f"(max |delta| {_fmt(float(d['delta_tau_b'].abs().max() or 0))}{undefined}).")
     dc = _df(tables, "diff_conflicts")
     if dc.height:
         ch = dc.filter(pl.col("delta_conflicts") != 0)

@@ -126,6 +126,10 @@ def query_sets(by_measure: dict[str, pa.Table], metrics: Sequence[Metric], top_f
 def _top_n(t: pa.Table, frac: float, top_n: int | None) -> int:
     iub, reb = t["iub"].to_numpy(), t["reb"].to_numpy()
     usable = len(set(q for q, a, b in zip(t["qid"].to_pylist(), iub, reb) if a - b > 1e-12 * max(1.0, abs(a))))
+    if top_n is not None and int(top_n) > usable // 2:
+        raise InputError(f"`top_n` {top_n} is more than half of the {usable} queries where IUB > REB "
+                         f"(the uninformative and ideal sets take {top_n} each); use --top-n <= "
+                         f"{usable // 2} or --top-frac")
     n = max(1, int(round(frac * usable))) if top_n is None else int(top_n)
     return min(n, usable // 2)
 

@@ -80,7 +80,20 @@ def _prepare(data: Any, qrels: Any, systems: Sequence[str] | None) -> _Input:
             if c not in t.column_names:
                 raise InputError(f"the run table needs a `{c}` column; it has {t.column_names}")
         names = list(dict.fromkeys(t["system"].to_pylist()))
-        return _Input("trec", t, q, names, f"TREC runs ({len(names)} systems) and qrels")
+        # the protocol compares systems query by query: a query some run did not answer would be
+        # in a query set for the systems that did and out of the statistics (which need every
+        # system): keep the queries every run answered, and say how many were left out
+        per = t.group_by(["qid"], use_threads=False).aggregate([("system", "count_distinct")])
+        full = per.filter(pc.equal(per["system_count_distinct"], len(names)))["qid"]
+        left = per.num_rows - len(full)
+        desc = f"TREC runs ({len(names)} systems) and qrels"
+        if left:
+            full = full.combine_chunks()
+            t = t.filter(pc.is_in(t["qid"], value_set=full))
+            if q.schema.field("qid").type == full.type:  # and from the qrels' query groups
+                q = q.filter(pc.is_in(q["qid"], value_set=full))
+            desc += f"; {left} run quer{'y' if left == 1 else 'ies'} not answered by every system left out"
+        return _Input("trec", t, q, names, desc)
     for c in ("qid", "label"):
         if c not in t.column_names:
             raise InputError(f"the LETOR-style table needs a `{c}` column; it has {t.column_names}")
