@@ -231,3 +231,16 @@ def test_ue_lines_with_repeats_trec_eval_never_looks_at(tmp_path, capsys):
     assert main(["trec_eval", "--ue", "-M3", "-mmap", str(q), str(r)]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == plain.splitlines()[0] and "map_ue_v1" in out
+
+
+def test_ue_lines_rank_what_trec_eval_ranks(tmp_path, capsys):
+    """--ue handed the whole run to the engine: a NaN score in a topic without qrels stopped it,
+    -c in 9.0.8 mode looked at a judgment repeated in a topic without results, and 9.0.8's float32
+    ties were ignored (recip_rank 0.5 printed beside recip_rank_ue_v2 1.0)."""
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("1 0 a 1\n1 0 b 0\n3 0 k 1\n3 0 k 0\n")
+    r.write_text("1 Q0 a 1 1.00000001 r\n1 Q0 b 2 1.0 r\n9 Q0 z 1 nan r\n")
+    assert main(["trec_eval", "--ue", "-c", "--trec-eval-version", "9.0.8", "-mrecip_rank", str(q), str(r)]) == 0
+    out = dict(line.split("\t")[0::2] for line in capsys.readouterr().out.splitlines())
+    assert out["recip_rank            "] == "0.2500"  # b first (float32 tie, docno descending); -c: /2
+    assert out["recip_rank_ue_v2      "] == "-0.3333"  # that ranking: (0.5 - 0.75) / 0.75 (was 1.0)

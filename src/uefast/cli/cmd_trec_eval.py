@@ -193,7 +193,7 @@ def main(argv: list[str]) -> int:
         res = evaluate_trec(run_t, qrels, measures, version=version, relevance_level=level, complete=complete,
                             max_docs=max_docs, judged_only=judged, num_docs_in_coll=n_coll)
         extra = ue_extra(res, run_t, qrels, relevance_level=level, complete=complete, max_docs=max_docs,
-                         judged_only=judged)
+                         judged_only=judged, version=version)
     else:
         qi, scanned = _read_inputs(pos[0], pos[1])
         res = evaluate_trec(scanned, qi, measures, version=version, relevance_level=level, complete=complete,

@@ -67,8 +67,12 @@ def _truncate(run: pa.Table, max_docs: int) -> pa.Table:
 
 
 def ue_extra(result, run: pa.Table, qrels: pa.Table, *, relevance_level: int = 1, complete: bool = False,
-             max_docs: int | None = None, judged_only: bool = False) -> dict:
-    """Extra rows for :func:`uefast.trec_eval.output.rows`: ``{slot name: [(name, per-topic, all)]}``."""
+             max_docs: int | None = None, judged_only: bool = False, version: str = "10.0") -> dict:
+    """Extra rows for :func:`uefast.trec_eval.output.rows`: ``{slot name: [(name, per-topic, all)]}``.
+
+    The engine sees what trec_eval ranked: the evaluated topics only (``result.qids``: a NaN score
+    or a repeated judgment elsewhere is never looked at), scores rounded to float32 in 9.0.8 mode
+    (``float sim``: its ties), each topic cut to ``max_docs`` in trec_eval's order."""
     try:
         from uefast import evaluate
     except ImportError:  # pragma: no cover - engine missing in a partial checkout
@@ -84,14 +88,18 @@ def ue_extra(result, run: pa.Table, qrels: pa.Table, *, relevance_level: int = 1
             wanted[s.name] = em
     if not wanted:
         return {}
+    topics = text_array(list(result.qids))
     r = run.select(["qid", "docid", "score"])
+    r = r.filter(pc.is_in(r["qid"], value_set=topics))
+    if version != "10.0":  # trec_eval 9 stores scores as float
+        f32 = pc.cast(pc.cast(r["score"], pa.float32()), pa.float64())
+        r = r.set_column(r.schema.get_field_index("score"), "score", f32)
     if max_docs is not None:
         r = _truncate(r, max_docs)
     # an Arrow scalar from the name's bytes: pa.array / pa.scalar of Python values would make
     # pyarrow import pandas (~0.3 s of a command)
     r = r.append_column("system", pa.repeat(text_array([result.runid])[0], r.num_rows))
-    if not complete:  # the topics evaluated (a judgment repeated elsewhere is never looked at)
-        qrels = qrels.filter(pc.is_in(qrels["qid"], value_set=text_array(list(result.qids))))
+    qrels = qrels.filter(pc.is_in(qrels["qid"], value_set=topics))  # the topics evaluated
     t = evaluate(r, qrels, measures=sorted(set(wanted.values())), ue=True, ties="trec_eval", reb="exact",
                  rel_level=relevance_level, queries="qrels" if complete else "intersect")
     qpos = {q: i for i, q in enumerate(result.qids)}
