@@ -319,3 +319,12 @@ def test_evaluate_trec_files_error_order(tmp_path, workers):
     res = evaluate_trec_files(good_q, [good_r, good_r], ["official"], workers=workers)
     ref = evaluate_trec(read_run(good_r, extra_columns="ignore"), read_qrels(good_q), ["official"])
     assert [format_text(r, per_query=True) for r in res] == [format_text(ref, per_query=True)] * 2
+
+
+def test_run_without_judged_topics_is_named(tmp_path):
+    """evaluate_trec_files with one run of another track failed without saying which."""
+    q = _write(tmp_path, "q.txt", "301 0 a 1\n")
+    ok = _write(tmp_path, "ok.txt", "301 Q0 a 1 1.0 s\n")
+    other = _write(tmp_path, "other.txt", "999 Q0 a 1 1.0 s\n")
+    with pytest.raises(InputError, match=r"other.txt: no topics with both results and relevance info"):
+        evaluate_trec_files(q, [ok, other], ["map"])

@@ -85,8 +85,9 @@ def evaluate_trec(run: pa.Table | ScannedRun | str | os.PathLike, qrels: pa.Tabl
     v10 = version == "10.0"
     prep = prepare(run, qi, float32_scores=not v10, max_docs=max_docs, judged_only=judged_only,
                    complete=complete, bogus_missing=complete and v10, level=relevance_level)
-    if len(prep.qids) == 0:
-        raise InputError("no topics with both results and relevance info")
+    if len(prep.qids) == 0:  # trec_eval's words; the run named where there is a file
+        where = f"{run.path}: " if isinstance(run, ScannedRun) else ""
+        raise InputError(f"{where}no topics with both results and relevance info")
     if runid is None:
         if isinstance(run, ScannedRun) and run.table is None:
             runid = run.runid
