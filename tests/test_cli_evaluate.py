@@ -349,3 +349,33 @@ def test_streamed_input_reports_rows_not_in_qrels(tmp_path, capsys, monkeypatch)
             monkeypatch.setenv("UEFAST_STREAMING_THRESHOLD", threshold)
         assert main(["evaluate", str(tmp_path / "run.parquet"), "--qrels", q, "--format", "tsv"]) == 0
         assert "1 run row of 1 query not in the qrels" in capsys.readouterr().err
+
+
+def test_streamed_table_gets_the_in_memory_checks(tmp_path, capsys, monkeypatch):
+    """The streamed TABLE path skipped what the in-memory one does: integer run qids against
+    TREC qrels (a dtype error), --scores/--group ignored, -o ignored for text/tsv/jsonl, a
+    non-Parquet file a traceback; a tab-separated TREC qrels (MS MARCO's qrels.dev.tsv) was taken
+    for a table with a header; an empty path evaluated the embedded sample."""
+    import pyarrow as pa
+
+    q, a, b = _trec_files(tmp_path)
+    run = pa.table({"qid": [301, 301, 302, 302], "docid": ["d1", "d2", "d4", "d3"], "score": [2.0, 1.0, 2.0, 1.0]})
+    pq.write_table(run, tmp_path / "run.parquet")
+    assert main(["evaluate", "--run", a, "--qrels", q, "-m", "AP", "--format", "tsv"]) == 0
+    want = capsys.readouterr().out.splitlines()[1].split("\t")[2:]
+    (tmp_path / "qrels.dev.tsv").write_text(open(q).read().replace(" ", "\t"))
+    assert main(["evaluate", "--run", a, "--qrels", str(tmp_path / "qrels.dev.tsv"), "-m", "AP", "--format", "tsv"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split("\t")[2:] == want
+    monkeypatch.setenv("UEFAST_STREAMING_THRESHOLD", "1")
+    out = tmp_path / "o.tsv"
+    assert main(["evaluate", str(tmp_path / "run.parquet"), "--qrels", q, "-m", "AP", "--format", "tsv", "-o", str(out)]) == 0
+    assert capsys.readouterr().out == "" and out.read_text().splitlines()[1].split("\t")[2:] == want
+    assert main(["evaluate", str(tmp_path / "run.parquet"), "--qrels", q, "--scores", a]) == 2
+    assert "--scores needs --letor" in capsys.readouterr().err
+    (tmp_path / "bad.parquet").write_bytes(b"garbagegarbage")
+    assert main(["evaluate", str(tmp_path / "bad.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read" in err and "Traceback" not in err
+    monkeypatch.delenv("UEFAST_STREAMING_THRESHOLD")
+    assert main(["evaluate", "", "-m", "AP"]) == 2
+    assert "file not found: ''" in capsys.readouterr().err

@@ -94,10 +94,15 @@ def _check_inputs(args) -> None:
     """One input, and only the options that go with it (nothing given is silently ignored)."""
     from uefast.errors import InputError
 
-    given = [opt for opt, v in (("TABLE", args.table), ("--run", args.run), ("--letor", args.letor)) if v]
+    given = [opt for opt, v in (("TABLE", args.table), ("--run", args.run), ("--letor", args.letor))
+             if v is not None]  # an empty path is a path (file not found), not "no input"
     if len(given) > 1:
         raise InputError(f"give one input: {' or '.join(given)}, not both")
-    if args.letor and args.qrels:
+    if args.letor is None:
+        for opt, v in (("--scores", args.scores), ("--group", args.group)):
+            if v is not None:
+                raise InputError(f"{opt} needs --letor")
+    if args.letor is not None and args.qrels:
         raise InputError("--qrels goes with TABLE or --run, not with --letor (its labels are the judgments)")
     run_names(args)  # --names: only with --run, one per file
     if args.limit is not None and args.limit < 0:
@@ -112,6 +117,8 @@ def _read_qrels_arg(path: str):
     from uefast.io import read_qrels
 
     low = path.lower()
+    if low.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")) and not _has_header(path):
+        return read_qrels(path)  # TREC qrels that happen to be tab-separated (MS MARCO's qrels.dev.tsv)
     if low.endswith(_TABLE_SUFFIXES) or os.path.isdir(path):
         return _read_table(path, "qrels")
     try:
@@ -121,6 +128,44 @@ def _read_qrels_arg(path: str):
     except OSError:
         pass  # read_qrels reports it
     return read_qrels(path)
+
+
+def _has_header(path: str) -> bool:
+    """A CSV/TSV table's first line names its columns (qid, docid, label); a TREC qrels line does not."""
+    import gzip
+
+    try:
+        with (gzip.open if path.lower().endswith(".gz") else open)(path, "rb") as fh:
+            first = fh.readline().decode("utf-8", errors="replace")
+    except OSError:
+        return True  # _read_table reports it
+    return "qid" in first.replace(",", " ").replace("\t", " ").split()
+
+
+def _align_qrels(run_schema, qrels):
+    """Streamed run (only its schema at hand): qrels keys of the other kind are cast to the run's
+    (text qrels ids to integers where they all are; integer ones to text), with a note."""
+    import pyarrow as pa
+
+    from uefast.errors import InputError
+
+    for name in ("qid", "docid"):
+        if name not in run_schema.names or name not in qrels.column_names:
+            continue
+        a, b = run_schema.field(name).type, qrels.schema.field(name).type
+        if pa.types.is_integer(a) == pa.types.is_integer(b):
+            continue
+        target = pa.int64() if pa.types.is_integer(a) else pa.string()
+        try:
+            col = qrels[name].cast(target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise InputError(f"the streamed run's column {name!r} holds integers but the qrels' "
+                             f"hold text that is not all integers; write the run's {name} as "
+                             f"text") from None
+        print(f"uefast evaluate: note: qrels column {name!r} read as {target} to match the run",
+              file=sys.stderr)
+        qrels = qrels.set_column(qrels.schema.get_field_index(name), name, col)
+    return qrels
 
 
 def _same_key_kinds(run, qrels):
@@ -150,7 +195,7 @@ def _load(args):
     """Return (run, qrels, kwargs, label) for :func:`uefast.evaluate`."""
     from uefast.errors import InputError
 
-    if args.letor:
+    if args.letor is not None:
         from uefast.io import read_letor
 
         t = read_letor(args.letor, score_files=args.scores, group_file=args.group)
@@ -167,7 +212,7 @@ def _load(args):
 
         run = read_run(args.run, system=names, nan="error")
         return (*_same_key_kinds(run, _read_qrels_arg(args.qrels)), {}, " ".join(args.run))
-    if args.table:
+    if args.table is not None:
         t = _read_table(args.table, "table")
         if args.qrels:
             t, qrels = _same_key_kinds(t, _read_qrels_arg(args.qrels))
@@ -190,7 +235,7 @@ def run(args) -> int:
         return 0
     args.measures = args.measures or ["nDCG@10", "AP"]
     _check_inputs(args)
-    if args.table and not args.run and not args.letor and _stream_path(args.table):
+    if args.table and _stream_path(args.table):  # (_check_inputs: the only input)
         return _run_streaming(args)
     table, qrels, kw, source = _load(args)
     res = uefast.evaluate(table, qrels, args.measures, ue=args.ue, ties=args.ties, reb=args.reb,
@@ -249,15 +294,28 @@ def _run_streaming(args) -> int:
     if args.backend != "cpu":
         raise InputError(f"--backend {args.backend}: streamed input (Parquet over the size "
                          "threshold) is evaluated on the CPU only")
+    import pyarrow as pa
+
     qrels = _read_qrels_arg(args.qrels) if args.qrels else None
+    if qrels is not None:  # the run's key kinds from its schema: align the qrels to them
+        import pyarrow.dataset as ds
+
+        try:
+            schema = ds.dataset(args.table, format="parquet").schema
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise InputError(f"table: cannot read {args.table!r}: {exc}") from None
+        qrels = _align_qrels(schema, qrels)
     if args.per_query and not (args.output and args.format == "parquet"):
         raise InputError("streaming input (Parquet over the size threshold): per-query output needs "
                          "--format parquet --output FILE")
     out = args.output if args.per_query else None
-    means = evaluate_stream(args.table, qrels, args.measures, out=out, aggregate=not args.per_query,
-                            progress=sys.stderr.isatty(), ue=args.ue, ties=args.ties, reb=args.reb,
-                            degenerate=args.degenerate, rel_level=args.rel_level,
-                            queries=args.queries)
+    try:
+        means = evaluate_stream(args.table, qrels, args.measures, out=out, aggregate=not args.per_query,
+                                progress=sys.stderr.isatty(), ue=args.ue, ties=args.ties, reb=args.reb,
+                                degenerate=args.degenerate, rel_level=args.rel_level,
+                                queries=args.queries)
+    except pa.ArrowInvalid as exc:  # e.g. not Parquet after all
+        raise InputError(f"table: cannot read {args.table!r}: {exc}") from None
     account_unevaluated(means)
     account_dropped(means)
     if out is None:
@@ -267,13 +325,19 @@ def _run_streaming(args) -> int:
             import pyarrow.parquet as pq
 
             pq.write_table(means, args.output)
-        elif args.format == "tsv":
-            _write_tsv(means, sys.stdout)
-        elif args.format == "jsonl":
-            _write_jsonl(means, sys.stdout)
-        else:
-            print("mean over queries:")
-            print(_text_table(means, None))
+            return 0
+        dest = open(args.output, "w") if args.output else sys.stdout
+        try:
+            if args.format == "tsv":
+                _write_tsv(means, dest)
+            elif args.format == "jsonl":
+                _write_jsonl(means, dest)
+            else:
+                print("mean over queries:", file=dest)
+                print(_text_table(means, None), file=dest)
+        finally:
+            if dest is not sys.stdout:
+                dest.close()
     return 0
 
 
