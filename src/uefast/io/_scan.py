@@ -226,10 +226,17 @@ def parse_numbers(arr: pa.Array, kind: str, *, path, what: str, buf, lineno, lin
     pattern = _FLOAT_RE if kind == "float" else _INT_RE
     ok = pc.match_substring_regex(arr, pattern).to_numpy(zero_copy_only=False)
     bad_rows = np.flatnonzero(~ok)
-    if bad_rows.size == 0:  # well-formed but out of range: the first such value
-        bad = next(k for k, v in enumerate(arr.to_pylist()) if not -2 ** 63 <= int(v) < 2 ** 63)
+    if bad_rows.size == 0:  # well-formed but refused (out of range): the first such value
+        def refused(v):
+            try:
+                pc.cast(pc.replace_substring_regex(pa.array([v], pa.string()), r"^\+", ""), target)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return True
+            return False
+
+        bad = next((k for k, v in enumerate(arr.to_pylist()) if refused(v)), 0)
         raise InputError(f"{path}:{int(lineno[bad])}: {what} {arr[bad].as_py()!r} is out of the "
-                         f"int64 range: {line_text(buf, int(line_start[bad]))!r}")
+                         f"{target} range: {line_text(buf, int(line_start[bad]))!r}")
     bad = int(bad_rows[0])
     raise InputError(
         f"{path}:{int(lineno[bad])}: {what} {arr[bad].as_py()!r} is not "
