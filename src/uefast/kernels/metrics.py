@@ -63,6 +63,17 @@ def _theta(label, lmax):
 
 
 @_jit
+def _none_relevant(n, nrel, j):
+    """C(n - nrel, j) / C(n, j): the chance that j documents drawn at random from n, nrel of them
+    relevant, are all non-relevant, as prod_{i<j} (n-nrel-i)/(n-i) (0 from i = n - nrel on)."""
+    nn = n - nrel
+    q = 1.0
+    for i in range(min(j, nn + 1)):
+        q *= max(nn - i, 0) / (n - i + 0.0)
+    return q
+
+
+@_jit
 def _count_rel(lab, start, end, rel):
     """r_g: relevant documents (label >= rel) among positions start..end-1 (one tie group)."""
     r = 0
@@ -293,11 +304,7 @@ def success_tied(lab, gend, ng, n, k, rel):
         else:
             if r == 0:
                 return 0.0
-            t = end - start
-            q = 1.0  # C(t-r, j)/C(t, j) = prod_{i<j} (t-r-i)/(t-i)
-            for i in range(min(K - start, t - r + 1)):  # 0 from i = t - r on
-                q *= max(t - r - i, 0) / (t - i + 0.0)
-            return 1.0 - q
+            return 1.0 - _none_relevant(end - start, r, K - start)
         start = end
     return 0.0
 
@@ -471,10 +478,7 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
         return sp / ap_denominator(norm, k, nrel)
     nn = n - nrel
     if kind == K_SUCCESS:
-        q = 1.0  # C(Nn, K)/C(n, K) = prod_{i<K} (Nn-i)/(n-i)
-        for i in range(min(K, nn + 1)):  # the factor at i = Nn is 0: q stays 0 after it
-            q *= max(nn - i, 0) / (n - i + 0.0)
-        return 1.0 - q
+        return 1.0 - _none_relevant(n, nrel, K)
     # RR: q_t = C(Nn, t-1)/C(n, t-1) = P(the first t-1 documents are all non-relevant)
     s = 0.0
     q = 1.0
