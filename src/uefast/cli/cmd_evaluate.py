@@ -142,6 +142,22 @@ def _has_header(path: str) -> bool:
     return "qid" in first.replace(",", " ").replace("\t", " ").split()
 
 
+def _key_mismatches(run_schema, qrels):
+    """``(name, run_is_int)`` for each of qid / docid held as integers on one side and as text on
+    the other (a missing column is left to the evaluation, which names it)."""
+    import pyarrow as pa
+
+    for name in ("qid", "docid"):
+        if name in run_schema.names and name in qrels.column_names:
+            a_int = pa.types.is_integer(run_schema.field(name).type)
+            if a_int != pa.types.is_integer(qrels.schema.field(name).type):
+                yield name, a_int
+
+
+def _cast_column(table, name, type_):
+    return table.set_column(table.schema.get_field_index(name), name, table[name].cast(type_))
+
+
 def _align_qrels(run_schema, qrels):
     """Streamed run (only its schema at hand): qrels keys of the other kind are cast to the run's
     (text qrels ids to integers where they all are; integer ones to text), with a note."""
@@ -149,22 +165,16 @@ def _align_qrels(run_schema, qrels):
 
     from uefast.errors import InputError
 
-    for name in ("qid", "docid"):
-        if name not in run_schema.names or name not in qrels.column_names:
-            continue
-        a, b = run_schema.field(name).type, qrels.schema.field(name).type
-        if pa.types.is_integer(a) == pa.types.is_integer(b):
-            continue
-        target = pa.int64() if pa.types.is_integer(a) else pa.string()
+    for name, run_int in _key_mismatches(run_schema, qrels):
+        target = pa.int64() if run_int else pa.string()
         try:
-            col = qrels[name].cast(target)
+            qrels = _cast_column(qrels, name, target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise InputError(f"the streamed run's column {name!r} holds integers but the qrels' "
                              f"hold text that is not all integers; write the run's {name} as "
                              f"text") from None
         print(f"uefast evaluate: note: qrels column {name!r} read as {target} to match the run",
               file=sys.stderr)
-        qrels = qrels.set_column(qrels.schema.get_field_index(name), name, col)
     return qrels
 
 
@@ -174,20 +184,13 @@ def _same_key_kinds(run, qrels):
     the command line cannot)."""
     import pyarrow as pa
 
-    for name in ("qid", "docid"):
-        if name not in run.column_names or name not in qrels.column_names:
-            continue  # the evaluation names the missing column
-        a, b = run.schema.field(name).type, qrels.schema.field(name).type
-        a_int, b_int = pa.types.is_integer(a), pa.types.is_integer(b)
-        if a_int == b_int:
-            continue
-        side = "run" if a_int else "qrels"
-        print(f"uefast evaluate: note: {side} column {name!r} holds integers, the other input text: "
-              f"compared as decimal text", file=sys.stderr)
-        if a_int:
-            run = run.set_column(run.schema.get_field_index(name), name, run[name].cast(pa.string()))
+    for name, run_int in _key_mismatches(run.schema, qrels):
+        print(f"uefast evaluate: note: {'run' if run_int else 'qrels'} column {name!r} holds "
+              f"integers, the other input text: compared as decimal text", file=sys.stderr)
+        if run_int:
+            run = _cast_column(run, name, pa.string())
         else:
-            qrels = qrels.set_column(qrels.schema.get_field_index(name), name, qrels[name].cast(pa.string()))
+            qrels = _cast_column(qrels, name, pa.string())
     return run, qrels
 
 
@@ -200,11 +203,7 @@ def _load(args):
 
         t = read_letor(args.letor, score_files=args.scores, group_file=args.group)
         return t, None, {}, args.letor
-    if args.scores:
-        raise InputError("--scores needs --letor")
-    if args.group:
-        raise InputError("--group needs --letor")
-    names = run_names(args)
+    names = run_names(args)  # (--scores / --group without --letor: refused by _check_inputs)
     if args.run:
         if not args.qrels:
             raise InputError("--run needs --qrels")
