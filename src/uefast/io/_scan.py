@@ -219,22 +219,23 @@ def parse_numbers(arr: pa.Array, kind: str, *, path, what: str, buf, lineno, lin
         return numpy_view(pc.cast(arr, target))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
+    unsigned = pc.replace_substring_regex(arr, r"^\+", "")
     try:  # Arrow refuses a leading '+' on integers ("+1": SVMlight labels, strtol/atol read it)
-        return numpy_view(pc.cast(pc.replace_substring_regex(arr, r"^\+", ""), target))
+        return numpy_view(pc.cast(unsigned, target))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     pattern = _FLOAT_RE if kind == "float" else _INT_RE
     ok = pc.match_substring_regex(arr, pattern).to_numpy(zero_copy_only=False)
     bad_rows = np.flatnonzero(~ok)
     if bad_rows.size == 0:  # well-formed but refused (out of range): the first such value
-        def refused(v):
+        def refused(k):
             try:
-                pc.cast(pc.replace_substring_regex(pa.array([v], pa.string()), r"^\+", ""), target)
+                pc.cast(unsigned.slice(k, 1), target)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 return True
             return False
 
-        bad = next((k for k, v in enumerate(arr.to_pylist()) if refused(v)), 0)
+        bad = next((k for k in range(len(arr)) if refused(k)), 0)
         raise InputError(f"{path}:{int(lineno[bad])}: {what} {arr[bad].as_py()!r} is out of the "
                          f"{target} range: {line_text(buf, int(line_start[bad]))!r}")
     bad = int(bad_rows[0])
