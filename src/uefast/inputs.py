@@ -232,14 +232,22 @@ def label_array(arr: pa.Array, name: str, what: str, negative: str) -> np.ndarra
 _INT64_MAX = 2 ** 63 - 1
 
 
+def _first_beyond_int64(x: np.ndarray) -> int:
+    """The first index of a uint64 array whose value int64 cannot hold, or -1."""
+    if x.dtype != np.uint64 or x.size == 0:
+        return -1
+    big = x > np.uint64(_INT64_MAX)
+    return int(np.argmax(big)) if big.any() else -1
+
+
 def _integer_labels(arr: pa.Array, name: str, what: str, negative: str) -> np.ndarray:
     t = arr.type
     if pa.types.is_boolean(t):
         return numpy_view(arr.cast(pa.int8()))
     if pa.types.is_integer(t):
         x = numpy_view(arr)
-        if x.dtype == np.uint64 and x.size and int(x.max()) > _INT64_MAX:
-            bad = int(np.argmax(x > np.uint64(_INT64_MAX)))
+        bad = _first_beyond_int64(x)
+        if bad >= 0:
             raise InputError(f"{what}: column {name!r} has label {int(x[bad])} at row {bad}, "
                              f"beyond the int64 range labels are computed in")
     elif pa.types.is_floating(t):
@@ -314,13 +322,11 @@ def docids(arr: pa.Array | None, name: str, what: str) -> DocIds:
     if key_kind(arr, name, what) == "int":
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
-        if pa.types.is_uint64(arr.type) and len(arr):
-            big = numpy_view(arr) > np.uint64(_INT64_MAX)
-            if big.any():
-                r = int(np.argmax(big))
-                raise InputError(f"{what}: column {name!r} has docid {arr[r].as_py()} at row {r}, "
-                                 f"beyond int64 (the integer docid type): cast the column to "
-                                 f"string (same tie order: trec_eval compares docids as text)")
+        r = _first_beyond_int64(numpy_view(arr)) if pa.types.is_uint64(arr.type) else -1
+        if r >= 0:
+            raise InputError(f"{what}: column {name!r} has docid {arr[r].as_py()} at row {r}, "
+                             f"beyond int64 (the integer docid type): cast the column to "
+                             f"string (same tie order: trec_eval compares docids as text)")
         return DocIds(DOC_INT, numpy_view(arr.cast(pa.int64())), _EMPTY_I, _EMPTY_B)
     offsets, data = string_buffers(arr)
     return DocIds(DOC_BYTES, _EMPTY_I, offsets, data)
