@@ -8,7 +8,7 @@ import polars as pl
 import pyarrow as pa
 
 from uefast.errors import InputError
-from uefast.evaluate import _TIES, _REB
+from uefast.evaluate import _NEGATIVE, _REB, _TIES, _check_choice
 from uefast.polars._kernels import STATS, Spec, compute, resolve_measures
 
 __all__ = ["build_expr", "build_struct", "build_long", "as_expr"]
@@ -27,10 +27,8 @@ def as_expr(x: Any) -> pl.Expr:
 
 def _spec(measures, *, rel_level: int, reb: str, ties: str, degenerate: str,
           max_label: int | None, negative_labels: str = "clamp", has_score: bool = True) -> Spec:
-    if ties not in _TIES:
-        raise InputError(f"`ties` must be one of {list(_TIES)}, got {ties!r}")
-    if reb not in _REB:
-        raise InputError(f"`reb` must be one of {list(_REB)}, got {reb!r}")
+    _check_choice("ties", ties, _TIES)
+    _check_choice("reb", reb, _REB)
     if degenerate not in _DEGENERATE:
         raise InputError(f"`degenerate` must be one of {list(_DEGENERATE)} in expressions, got "
                          f"{degenerate!r} (use uefast.polars.evaluate(..., degenerate='drop'))")
@@ -40,8 +38,7 @@ def _spec(measures, *, rel_level: int, reb: str, ties: str, degenerate: str,
                                   or max_label < 0):
         raise InputError(f"`max_label` must be an integer >= 0 (the collection's largest label), "
                          f"got {max_label!r}")
-    if negative_labels not in ("clamp", "error"):
-        raise InputError(f"`negative_labels` must be 'clamp' or 'error', got {negative_labels!r}")
+    _check_choice("negative_labels", negative_labels, _NEGATIVE)
     return Spec(resolve_measures(measures, max_label), int(rel_level), reb, ties, degenerate,
                 max_label, negative_labels, has_score)
 
