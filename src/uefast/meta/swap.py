@@ -95,8 +95,8 @@ def swap_rate(
         raise InputError(f"`binning` must be in {{'d1', 'mean'}}; got {binning!r}")
     if ties not in ("strict", "tie_is_swap"):
         raise InputError(f"`ties` must be in {{'strict', 'tie_is_swap'}}; got {ties!r}")
-    if not (bin_width > 0) or n_bins < 1:
-        raise InputError(f"`bin_width` must be > 0 and `n_bins` >= 1; got {bin_width}, {n_bins}")
+    if not (bin_width > 0):
+        raise InputError(f"`bin_width` must be > 0; got {bin_width}")
     n_bins = check_n_resamples(n_bins, "n_bins")
     alpha = check_probability("alpha", alpha)
     seed = check_seed(seed)
