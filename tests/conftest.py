@@ -23,6 +23,24 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+def trec_eval_mismatches(res, reference, tol=1e-9):
+    """Every per-topic float value of an ``evaluate_trec`` result against pytrec_eval's
+    ``{qid: {measure: value}}`` for the measures it reports: (values compared, mismatches as
+    (measure, qid, ours, theirs)); a NaN is a mismatch."""
+    row = {q: i for i, q in enumerate(res.qids)}
+    checked, bad = 0, []
+    for slot in res.slots:
+        if slot.fmt != "float" or slot.per_query is None:
+            continue
+        for qid, vals in reference.items():
+            if slot.name in vals:
+                got = float(slot.per_query[row[qid]])
+                checked += 1
+                if not abs(got - vals[slot.name]) <= tol:
+                    bad.append((slot.name, qid, got, vals[slot.name]))
+    return checked, bad
+
+
 def letor_table(queries, systems=("s",)):
     """queries: list of (labels, {system: scores}, docids or None)."""
     cols = {"qid": [], "docid": [], "label": []}

@@ -13,7 +13,7 @@ import math
 import pytest
 
 import uefast
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, trec_eval_mismatches
 from uefast.io import read_qrels, read_run
 from uefast.trec_eval import evaluate_trec
 
@@ -57,19 +57,7 @@ def test_trec_eval_path_matches_pytrec_eval(path, reference):
     per-topic float value that pytrec_eval also reports (86 measures: map, bpref, ndcg*, P/recall/
     map_cut at all cutoffs, iprec_at_recall, Rprec_mult, infAP, ...): 0 mismatches above 1e-9."""
     res = evaluate_trec(path, QRELS, ["all_trec"], version="9.0.8")
-    row = {q: i for i, q in enumerate(res.qids)}
-    ref = reference[path]
-    checked = 0
-    bad = []
-    for slot in res.slots:
-        if slot.fmt != "float" or slot.per_query is None:
-            continue
-        for qid, vals in ref.items():
-            if slot.name in vals:
-                got = float(slot.per_query[row[qid]])
-                checked += 1
-                if not math.isclose(got, vals[slot.name], rel_tol=0, abs_tol=1e-9):
-                    bad.append((slot.name, qid, got, vals[slot.name]))
+    checked, bad = trec_eval_mismatches(res, reference[path])
     assert checked >= 80 * 50 and not bad[:5]
 
 
