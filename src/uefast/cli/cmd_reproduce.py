@@ -88,11 +88,13 @@ def run(args: argparse.Namespace) -> int:
         data = read_run(args.run, system=names, nan="error")
     elif args.table is not None:
         data = _read_table(args.table)
+    # --k / --formats not given: reproduce()'s own defaults (the help text names them)
+    given = {key: v for key, v in (("ks", args.k), ("formats", args.formats)) if v is not None}
     res = reproduce(
-        data, qrels=qrels, systems=args.systems, out_dir=args.out, ks=args.k or [5, 10, 15, 20, 30], test=args.test,
+        data, qrels=qrels, systems=args.systems, out_dir=args.out, test=args.test,
         alpha=args.alpha, n_resamples=args.n_resamples, top_frac=args.top_frac, top_n=args.top_n,
         n_splits=args.splits, swap_trials=args.swap_trials, bootstrap_swap=args.bootstrap_swap,
-        seed=args.seed, progress=not args.quiet, title=args.title, ties=args.ties, formats=args.formats or ["parquet", "csv"],
+        seed=args.seed, progress=not args.quiet, title=args.title, ties=args.ties, **given,
     )
     print(res.report)
     return 0
