@@ -297,3 +297,65 @@ def test_cutoffs_far_beyond_every_query():
     uefast.evaluate(t, measures=[f"nDCG@{PAPER_DCG_MAX_CUTOFF}"], reb="paper")
     with pytest.raises(uefast.InputError, match="reb='paper'.*cutoffs above 4,194,304"):
         uefast.evaluate(t, measures=[f"nDCG@{PAPER_DCG_MAX_CUTOFF + 1}"], reb="paper")
+
+
+def _exact_err_reb(labels, lmax, k):
+    """E[ERR@k] over every order of ``labels``, in exact rational arithmetic (SPEC_math §2)."""
+    from fractions import Fraction
+
+    theta = [Fraction(2**lab - 1, 2**lmax) for lab in labels]
+    total, count = Fraction(0), 0
+    for perm in itertools.permutations(range(len(labels))):
+        stay, v = Fraction(1), Fraction(0)
+        for r, j in enumerate(perm[:k], start=1):
+            v += stay * theta[j] / r
+            stay *= 1 - theta[j]
+        total += v
+        count += 1
+    return total / count
+
+
+@pytest.mark.parametrize("lmax", [4, 30, 53, 60])
+def test_err_reb_keeps_its_precision_for_small_stopping_probabilities(lmax):
+    """θ = (2^l - 1)/2^lmax is tiny on a fine label scale: REB (and the all-tied value) subtract
+    nothing near 1, so they keep full relative precision (was: REB 0 at lmax = 60, 41% off at 53)."""
+    import pyarrow as pa
+
+    labels = [0, 0, 1, 1, 2, 3, 0]
+    want = float(_exact_err_reb(labels, lmax, 5))
+    n = len(labels)
+    t = pa.table({"qid": [1] * n, "docid": list(range(n)), "label": labels,
+                  "s": [float(i) for i in range(n)], "tied": [1.0] * n})
+    out = uefast.evaluate(t, measures=[f"ERR(lmax={lmax})@5"], ties="expected").to_pylist()
+    for row in out:
+        assert row["reb"] == pytest.approx(want, rel=1e-12)
+    assert out[1]["value"] == pytest.approx(want, rel=1e-12)  # the all-tied system
+
+
+def test_tie_aware_sp_of_a_group_deep_in_a_long_ranking_is_exact():
+    """A tie group after 30,000 distinct non-relevant scores: SP summed term by term (the closed
+    form over harmonic-number differences was 1.8e-8 off), checked in exact arithmetic."""
+    from fractions import Fraction
+
+    import pyarrow as pa
+
+    depth, t_g, r_g = 30_000, 10, 5
+    n = depth + t_g
+    labels = [0] * depth + [1] * r_g + [0] * (t_g - r_g)
+    scores = [float(n - i) for i in range(depth)] + [0.0] * t_g
+    t = pa.table({"qid": [1] * n, "docid": list(range(n)), "label": labels, "s": scores})
+    got = uefast.evaluate(t, measures=["SP"], ties="expected")["value"][0].as_py()
+    a = Fraction(r_g, t_g)
+    b = Fraction(r_g * (r_g - 1), t_g * (t_g - 1))
+    want = sum((a + (m - 1) * b) / (depth + m) for m in range(1, t_g + 1))
+    assert got == pytest.approx(float(want), rel=1e-14)
+
+
+def test_simple_ap_values_are_exact():
+    """AP 1/1 + 2/4 over 2 relevant = 0.75 exactly, as trec_eval and pytrec_eval give it (was
+    0.7499999999999998: 1/i read as a difference of harmonic numbers)."""
+    import pyarrow as pa
+
+    t = pa.table({"qid": [1] * 4, "docid": [1, 2, 3, 4], "label": [1, 0, 0, 1],
+                  "s": [4.0, 3.0, 2.0, 1.0]})
+    assert uefast.evaluate(t, measures=["AP"])["value"].to_pylist() == [0.75]

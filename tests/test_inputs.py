@@ -52,6 +52,40 @@ def test_multichunk_and_dictionary_columns():
     assert _values(uefast.evaluate(d)) == want
 
 
+def test_dictionary_listing_a_value_twice_groups_by_value():
+    """Arrow allows a dictionary to hold one value at two indices: rows are grouped (and judgments
+    checked for duplicates) by the value, not by the index."""
+    qid = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0, 1], pa.int8()), pa.array(["q", "q"]))
+    t = pa.table({"qid": qid, "docid": ["a", "b", "c", "d"], "label": [1, 0, 0, 1],
+                  "s": [4.0, 3.0, 2.0, 1.0]})
+    out = uefast.evaluate(t, measures=["AP"])
+    assert out.select(["qid", "value", "n_docs"]).to_pylist() == [
+        {"qid": "q", "value": 0.75, "n_docs": 4}]
+    run = pa.table({"qid": ["q"] * 4, "docid": ["a", "b", "c", "d"], "score": [4.0, 3.0, 2.0, 1.0]})
+    qrels = pa.table({"qid": qid, "docid": ["a", "b", "c", "d"], "label": [1, 0, 0, 1]})
+    out = uefast.evaluate(run, qrels, ["AP"])
+    assert out.select(["value", "n_judged"]).to_pylist() == [{"value": 0.75, "n_judged": 4}]
+    dup = qrels.set_column(1, "docid", pa.array(["a", "b", "a", "d"]))
+    with pytest.raises(InputError, match="duplicate judgment for qid 'q' docid 'a': rows 0 and 2"):
+        uefast.evaluate(run, dup, ["AP"])
+
+
+def test_keys_beyond_int64_or_of_other_types_are_refused():
+    big = pa.array([2**63 + 1] * 2, pa.uint64())
+    with pytest.raises(InputError, match=r"column 'qid' has 9223372036854775809 at row 0, beyond "
+                                         r"int64.*cast the column to string"):
+        uefast.evaluate(pa.table({"qid": big, "label": [1, 0], "s": [0.1, 0.2]}), measures=["P@1"])
+    in_dict = pa.DictionaryArray.from_arrays(pa.array([0, 0]), pa.array([2**63 + 1], pa.uint64()))
+    with pytest.raises(InputError, match="column 'qid' has 9223372036854775809, beyond int64"):
+        uefast.evaluate(pa.table({"qid": in_dict, "label": [1, 0], "s": [0.1, 0.2]}),
+                        measures=["P@1"])
+    floats = pa.DictionaryArray.from_arrays(pa.array([0, 0]), pa.array([1.5]))
+    with pytest.raises(InputError, match="column 'qid' must hold integers or strings, got "
+                                         "dictionary<values=double"):
+        uefast.evaluate(pa.table({"qid": floats, "label": [1, 0], "s": [0.1, 0.2]}),
+                        measures=["P@1"])
+
+
 def test_long_format_with_system_column_equals_wide_format():
     t = letor_sample()
     systems = ["sys0", "sys1", "sys2"]
@@ -130,7 +164,7 @@ def test_degenerate_policies():
     (lambda t: t.set_column(2, "label", pa.array([0, 1, 2 ** 63 + 5, 1, 0], pa.uint64())),
      "label 9223372036854775813 at row 2, beyond the int64"),
     (lambda t: t.set_column(1, "docid", pa.array([1, 2, 2 ** 63, 4, 5], pa.uint64())),
-     "docid 9223372036854775808 at row 2, beyond int64"),
+     "column .docid. has 9223372036854775808 at row 2, beyond int64"),
 ])
 def test_bad_letor_input_names_column_row_and_value(mutate, match):
     with pytest.raises(InputError, match=match):

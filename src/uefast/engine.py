@@ -112,11 +112,16 @@ def group_keys(arr: pa.Array, name: str = "qid", what: str = "input") -> Groupin
     only the run heads are compared. Otherwise run heads are encoded (``np.unique`` for integers,
     Arrow's hash ``dictionary_encode`` for strings) and rows are counting-sorted by code.
     """
+    kind = key_kind(arr, name, what)
     dictionary = None
     if pa.types.is_dictionary(arr.type):
-        dictionary = arr.dictionary
-        arr = arr.indices
-    kind = key_kind(arr, name, what)
+        if pc.count_distinct(arr.dictionary, mode="all").as_py() < len(arr.dictionary):
+            arr = arr.dictionary_decode()  # a value listed twice: group by value, not by index
+            kind = key_kind(arr, name, what)
+        else:
+            dictionary = arr.dictionary
+            arr = arr.indices
+            kind = "int"
     if kind == "int":
         values = numpy_view(arr)
         starts = run_starts_int(values)
@@ -236,12 +241,14 @@ def top_k(plan: MeasurePlan) -> int:
 
 def tables(length: int) -> np.ndarray:
     """The kernels' lookup rows for positions up to ``length``: row 0 d(i) = 1/log2(i+1) at index
-    i-1; row 1 the discount prefix sums sum_{j<i} d(j) at index i; row 2 the harmonic numbers H_i."""
-    out = np.zeros((3, length + 1))
+    i-1; row 1 the discount prefix sums sum_{j<i} d(j) at index i; row 2 the harmonic numbers H_i;
+    row 3 the reciprocals 1/i at index i (0 at index 0)."""
+    out = np.zeros((4, length + 1))
     d = 1.0 / np.log2(np.arange(2, length + 2, dtype=np.float64))
     out[0, :length] = d
     np.cumsum(d, out=out[1, 1:])
-    np.cumsum(1.0 / np.arange(1, length + 1, dtype=np.float64), out=out[2, 1:])
+    np.divide(1.0, np.arange(1, length + 1, dtype=np.float64), out=out[3, 1:])
+    np.cumsum(out[3, 1:], out=out[2, 1:])
     return out
 
 

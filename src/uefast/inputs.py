@@ -74,11 +74,21 @@ def _is_string_view(t: pa.DataType) -> bool:
 
 
 def key_kind(arr: pa.Array, name: str, what: str) -> str:
-    """'int' or 'str' for a qid/docid column; dictionary columns are decoded by the caller."""
+    """'int' or 'str' for a qid/docid column (of a dictionary column: of its values); an error
+    for other types, and for uint64 values beyond int64 (uefast's integer key type)."""
     t = arr.type
+    values = arr
     if pa.types.is_dictionary(t):
         t = t.value_type
+        values = arr.dictionary
     if pa.types.is_integer(t):
+        r = _first_beyond_int64(numpy_view(values)) if pa.types.is_uint64(t) else -1
+        if r >= 0:
+            at = "" if values is not arr else f" at row {r}"
+            raise InputError(f"{what}: column {name!r} has {values[r].as_py()}{at}, beyond int64 "
+                             f"(uefast's integer key type): cast the column to string (for "
+                             f"docids the tie order stays the same: trec_eval compares them as "
+                             f"text)")
         return "int"
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return "str"
@@ -322,11 +332,6 @@ def docids(arr: pa.Array | None, name: str, what: str) -> DocIds:
     if key_kind(arr, name, what) == "int":
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
-        r = _first_beyond_int64(numpy_view(arr)) if pa.types.is_uint64(arr.type) else -1
-        if r >= 0:
-            raise InputError(f"{what}: column {name!r} has docid {arr[r].as_py()} at row {r}, "
-                             f"beyond int64 (the integer docid type): cast the column to "
-                             f"string (same tie order: trec_eval compares docids as text)")
         return DocIds(DOC_INT, numpy_view(arr.cast(pa.int64())), _EMPTY_I, _EMPTY_B)
     offsets, data = string_buffers(arr)
     return DocIds(DOC_BYTES, _EMPTY_I, offsets, data)
