@@ -428,3 +428,22 @@ def test_exponential_gains_beyond_float64_refused():
     ok = uefast.evaluate(t.set_column(2, "label", pa.array([0, 1023, 1, 1, 0])), measures=["ERR@3", "nDCG(gain=exp)@3"])
     assert all(np.isfinite(ok[c].to_numpy()).all() for c in ("value", "iub", "reb"))
     assert uefast.evaluate(t, measures=["nDCG@3", "AP"])["value"].null_count == 0  # linear: fine
+
+
+def test_score_columns_are_never_ignored():
+    """With a system column each row is one system's score: one score column, not several (the
+    first was used while the metadata listed all); a TREC-style run takes score=, and
+    score_columns there was silently ignored."""
+    t = pa.table({"system": ["A", "A"], "qid": ["q", "q"], "docid": ["1", "2"], "label": [1, 0],
+                  "s1": [1.0, 2.0], "s2": [2.0, 1.0]})
+    with pytest.raises(InputError, match=r"`score_columns`=\['s1', 's2'\]: with a 'system' column"):
+        uefast.evaluate(t, measures=["P@1"], score_columns=["s1", "s2"])
+    out = uefast.evaluate(t, measures=["P@1"], score_columns=["s2"])
+    assert out["value"].to_pylist() == [1.0]
+    run = pa.table({"qid": ["q", "q"], "docid": ["1", "2"], "score": [1.0, 2.0],
+                    "other": [2.0, 1.0]})
+    qrels = pa.table({"qid": ["q"], "docid": ["1"], "label": [1]})
+    for src in (run, run.to_reader()):
+        with pytest.raises(InputError, match="applies to LETOR-style input"):
+            uefast.evaluate(src, qrels, ["P@1"], score_columns=["other"])
+    assert uefast.evaluate(run, qrels, ["P@1"], score="other")["value"].to_pylist() == [1.0]

@@ -74,3 +74,26 @@ def test_frame_and_expression_checks_match_evaluate():
             uep.evaluate(bad, measures=["AP"])
     with pytest.raises(InputError, match="`score_columns` is empty"):
         uep.evaluate(df, measures=["AP"], score_columns=[])
+
+
+def test_frame_errors_name_the_users_column_and_row():
+    """The kernel sees unpivoted groups; a DataFrame's bad value is still reported with the input's
+    column and row, as uefast.evaluate reports it (was: column 'score', row 7 of the batch)."""
+    import pyarrow as pa
+
+    t = pa.table({"qid": ["b", "a", "a", "b"], "docid": ["1", "1", "2", "2"],
+                  "label": [0, 1, -2, 1], "sys0": [0.1, 0.2, 0.3, 0.4],
+                  "sys1": [0.1, 0.2, 0.3, float("nan")]})
+    with pytest.raises(uefast.InputError, match="score column 'sys1' has NaN at row 3"):
+        uep.evaluate(pl.from_arrow(t), measures=["P@1"])
+    fixed = pl.from_arrow(t).with_columns(pl.col("sys1").fill_nan(0.0))
+    with pytest.raises(uefast.InputError, match="negative label -2 at row 2"):
+        uep.evaluate(fixed, measures=["P@1"], negative_labels="error")
+
+
+def test_err_default_lmax_when_every_label_is_negative():
+    """Labels <= 0 count as 0, so ERR's default lmax is 0 here, as in uefast.evaluate (was: an
+    error about max_label = -1, which the user never passed)."""
+    df = pl.DataFrame({"qid": ["a", "a"], "label": [-1, -2], "s": [0.1, 0.2]})
+    got = uep.evaluate(df, measures=["ERR@5"])["value"].to_list()
+    assert got == uefast.evaluate(df, measures=["ERR@5"])["value"].to_pylist() == [0.0]

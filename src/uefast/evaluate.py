@@ -105,8 +105,8 @@ def evaluate(
     run
         LETOR style (``qrels=None``): every candidate judged; columns ``qid``, ``label``, optional
         ``docid`` and either score columns (``score_columns``, default: every floating-point
-        column that is not a key or the label), or a ``system`` column with one ``score`` column.
-        TREC style (``qrels`` given): columns ``qid``, ``docid``, ``score``, optional ``system``.
+        column that is not a key or the label), or a ``system`` column with one score column
+        (``score``, or the one named in ``score_columns``). TREC style (``qrels`` given): columns ``qid``, ``docid``, ``score``, optional ``system``.
         Any of: pyarrow Table / RecordBatchReader, polars DataFrame / LazyFrame, pandas DataFrame,
         Parquet path, dict of columns. A RecordBatchReader, an iterator of record batches, a
         ``pyarrow.dataset`` or a Parquet path larger than 1 GiB is *streamed* query by query with
@@ -166,6 +166,8 @@ def evaluate(
         reason = cuda_unavailable_reason()
         if reason is not None:
             raise InputError(f"`backend`='cuda' cannot run here: {reason}")
+    if qrels is not None:
+        check_trec_score_columns(score_columns)
     if queries == "intersect" and is_streaming_source(run):
         if backend != "cpu":
             raise InputError(f"`backend`={backend!r} does not take streamed input (a "
@@ -200,10 +202,25 @@ def evaluate(
 
 
 # ----------------------------------------------------------------------------- LETOR style
-def _letor_score_columns(t: pa.Table, score_columns, names) -> list[str]:
+def check_trec_score_columns(score_columns) -> None:
+    """``score_columns`` names the systems of a LETOR-style table; a TREC-style run (qrels given)
+    has its one score column (``score=``) and its systems in a ``system`` column."""
     if score_columns is not None:
-        return explicit_score_columns(score_columns, t.column_names)
-    if names["system"] in t.column_names:
+        raise InputError(f"`score_columns`={score_columns!r} applies to LETOR-style input "
+                         "(qrels=None); a TREC-style run names its score column with score=... "
+                         "and its systems in a `system` column")
+
+
+def _letor_score_columns(t: pa.Table, score_columns, names) -> list[str]:
+    long_format = names["system"] in t.column_names
+    if score_columns is not None:
+        cols = explicit_score_columns(score_columns, t.column_names)
+        if long_format and len(cols) != 1:
+            raise InputError(f"`score_columns`={cols!r}: with a {names['system']!r} column each "
+                             "row is one system's score, so name exactly one score column (or "
+                             "drop the system column to evaluate several score columns)")
+        return cols
+    if long_format:
         return [names["score"]]
     keys = {names["qid"], names["docid"], names["label"], names["system"]}
     cols = [f.name for f in t.schema if f.name not in keys and pa.types.is_floating(f.type)]

@@ -47,6 +47,8 @@ def evaluate(frame: pl.DataFrame | pl.LazyFrame, qrels: Any = None,
 
     TREC style (``qrels`` given): delegated to :func:`uefast.evaluate` (a join against the qrels),
     returned as a ``pl.DataFrame``. Values are identical to :func:`uefast.evaluate` in both styles.
+    A bad value in a DataFrame is reported as :func:`uefast.evaluate` reports it (column and row of
+    the input); in a LazyFrame's result it is found at ``collect()``, named by the kernel's batch.
     """
     import uefast
 
@@ -78,7 +80,8 @@ def evaluate(frame: pl.DataFrame | pl.LazyFrame, qrels: Any = None,
             raise InputError(f"run: column {c!r} has {n} null value(s); first at row {first}")
     mlist = parse_measures(measures)
     if max_label is None and any(m.name == "ERR" and m.param("lmax") is None for m in mlist):
-        max_label = int(lf.select(pl.col(label).cast(pl.Int64).max()).collect().item() or 0)
+        # labels <= 0 all count as 0 (as in uefast.evaluate, whose lmax is the clamped maximum)
+        max_label = max(int(lf.select(pl.col(label).cast(pl.Int64).max()).collect().item() or 0), 0)
     cols = _score_columns(schema, score_columns, names)
     has_doc = docid in schema
     lf = lf.with_row_index("_r")
@@ -110,4 +113,12 @@ def evaluate(frame: pl.DataFrame | pl.LazyFrame, qrels: Any = None,
         "value", "iub", "reb",
         *[(pl.col(c) if ue else pl.lit(None, pl.Float64)).alias(c) for c in ("ue_v1", "ue_v2")],
         "n_docs", "n_judged", "n_rel")
-    return out if lazy else out.collect()
+    if lazy:
+        return out
+    try:
+        return out.collect()
+    except InputError:
+        # the kernel saw unpivoted groups: its message names the internal score column and a
+        # row of its batch. The in-memory checks name the user's column and row: raise theirs.
+        uefast.evaluate(frame.to_arrow(), None, mlist, score_columns=score_columns, **kw)
+        raise

@@ -168,8 +168,12 @@ def evaluate_stream(source: Any, qrels: Any = None,
         raise InputError(f"`batch_size` must be a positive integer, got {batch_size!r}")
     mlist = parse_measures(measures)
     names = dict(qid=qid, docid=docid, label=label, score=score, system=system)
-    src = open_source(source, int(batch_size))
     trec = qrels is not None
+    if trec:
+        from uefast.evaluate import check_trec_score_columns
+
+        check_trec_score_columns(score_columns)
+    src = open_source(source, int(batch_size))
     need_err = any(m.name == "ERR" and m.param("lmax") is None for m in mlist)
     qrels_t = q_sorted = q_off = q_keys = None
     if trec:
