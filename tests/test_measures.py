@@ -81,3 +81,28 @@ def test_measure_lists_split_outside_parentheses():
 
     assert [str(m) for m in parse_measures("nDCG@10  RBP(p=0.8, rel=2)\tAP")] == ["nDCG@10", "RBP(p=0.8,rel=2)", "AP"]
     assert [str(m) for m in parse_measures(["nDCG@10 AP", "P(rel=2)@5"])] == ["nDCG@10", "AP", "P(rel=2)@5"]
+
+
+def test_measure_objects_built_directly_are_checked_and_canonical():
+    """Measure(...) checks its parameters as the parser does and fills in defaults, so it equals
+    the parsed string and cannot smuggle a value the parser refuses into evaluate (P@-3 gave
+    -0.667, RBP(p=1.5) negative values, Measure('P') a ZeroDivisionError)."""
+    from uefast import MeasureParseError
+    from uefast.measures import Measure
+
+    assert Measure("nDCG", 10) == parse_measure("nDCG@10")
+    assert hash(Measure("nDCG", 10)) == hash(parse_measure("nDCG@10"))
+    assert Measure("RBP", None, (("rel", 2), ("p", 0.5))) == parse_measure("RBP(rel=2,p=0.5)")
+    assert parse_measures([Measure("P", 10), "P@10"]) == [parse_measure("P@10")]
+    bad = [(("P", -3), "cutoff must be a positive integer"),
+           (("P", True), "cutoff must be a positive integer"),
+           (("RBP", 5, (("p", 1.5),)), r"`p` must be in \(0, 1\), got 1.5"),
+           (("Rprec", 2), "Rprec takes no cutoff"),
+           (("P",), "P needs a cutoff"),
+           (("AP", None, (("norm", "k"),)), r"AP\(norm=...\) needs a cutoff"),
+           (("nDCG", 10, (("gain", "foo"),)), "`gain` must be one of"),
+           (("P", 3, (("rel", 0),)), "`rel` must be an integer >= 1"),
+           (("Foo",), "unknown measure 'Foo'")]
+    for args, match in bad:
+        with pytest.raises(MeasureParseError, match=match):
+            Measure(*args)

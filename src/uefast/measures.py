@@ -24,6 +24,7 @@ ir_measures' ``nDCG(dcg='exp-log2')@10`` (and ``dcg='log2'``) are read as ``gain
 """
 from __future__ import annotations
 
+import numbers
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -115,13 +116,28 @@ ALIASES["PaperAP"] = ("AP", {"norm": "k"}, False)
 class Measure:
     """One measure with its parameters, e.g. ``nDCG@10`` or ``P(rel=2)@10``.
 
-    Equality and hashing use the canonical string, so ``parse_measure(str(m)) == m``.
+    A measure is canonical once built: its parameters are checked as the parser checks them
+    (:class:`~uefast.errors.MeasureParseError` otherwise) and completed with their defaults, so
+    ``Measure("nDCG", 10) == parse_measure("nDCG@10")`` and ``parse_measure(str(m)) == m``.
     ``nDCG @ 10`` sets the cutoff (as in ir_measures).
     """
 
     name: str
     cutoff: int | None = None
     params: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.name not in REGISTRY:
+            raise MeasureParseError(f"unknown measure {self.name!r}; known: {sorted(REGISTRY)}")
+        try:
+            given = dict(self.params)
+        except (TypeError, ValueError):
+            raise MeasureParseError(f"Measure {self.name!r}: `params` must be (name, value) pairs, "
+                                    f"got {self.params!r}") from None
+        text = f"{self.name}{'' if self.cutoff is None else f'@{self.cutoff}'}"
+        cutoff, full = _validate(self.name, self.cutoff, given, text)
+        object.__setattr__(self, "cutoff", cutoff)
+        object.__setattr__(self, "params", full)
 
     @property
     def definition(self) -> MeasureDef:
@@ -181,39 +197,57 @@ def _convert(name: str, key: str, raw: str, text: str) -> Any:
             raise MeasureParseError(f"measure {text!r}: `{key}` must be an integer, got {raw!r}") from None
     if key == "p":
         try:
-            v = float(raw)
+            return float(raw)
         except ValueError:
             raise MeasureParseError(f"measure {text!r}: `p` must be a number, got {raw!r}") from None
-        if not 0.0 < v < 1.0:
-            raise MeasureParseError(f"measure {text!r}: `p` must be in (0, 1), got {raw!r}")
-        return v
     return type(default)(raw) if default is not None else raw  # pragma: no cover
 
 
-def _build(name: str, params: dict[str, Any], cutoff: Any, text: str) -> Measure:
+def _is_int(v: Any) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _validate(name: str, cutoff: Any, params: dict[str, Any], text: str):
+    """The canonical ``(cutoff, params)`` of measure ``name`` -- every parameter, sorted, defaults
+    filled in -- or :class:`~uefast.errors.MeasureParseError` naming ``text`` and the problem."""
     d = REGISTRY[name]
+    if cutoff is not None:
+        if not _is_int(cutoff) or not 1 <= cutoff <= _MAX_CUTOFF:
+            raise MeasureParseError(f"measure {text!r}: cutoff must be a positive integer "
+                                    f"(at most 2^63 - 1), got {cutoff!r}")
+        cutoff = int(cutoff)
+    if d.cutoff == "required" and cutoff is None:
+        raise MeasureParseError(f"measure {text!r}: {name} needs a cutoff, e.g. {name}@10")
+    if d.cutoff == "none" and cutoff is not None:
+        raise MeasureParseError(f"measure {text!r}: {name} takes no cutoff")
+    for key, v in params.items():
+        if key not in d.params:
+            raise MeasureParseError(
+                f"measure {text!r}: unknown parameter `{key}` for {name}; known: {sorted(d.params)}")
+        if key in d.choices and v not in d.choices[key]:
+            raise MeasureParseError(
+                f"measure {text!r}: `{key}` must be one of {list(d.choices[key])}, got {v!r}")
+        # a threshold or top grade below 1 makes no measure
+        if key in ("rel", "lmax") and v is not None and not (_is_int(v) and v >= 1):
+            raise MeasureParseError(f"measure {text!r}: `{key}` must be an integer >= 1, got {v!r}")
+        if key == "p" and not (isinstance(v, numbers.Real) and not isinstance(v, bool)
+                               and 0.0 < v < 1.0):
+            raise MeasureParseError(f"measure {text!r}: `p` must be in (0, 1), got {v!r}")
+    if name == "AP" and params.get("norm", "rel") != "rel" and cutoff is None:
+        raise MeasureParseError(f"measure {text!r}: AP(norm=...) needs a cutoff")
+    canon = {"rel": lambda v: v if v is None else int(v), "lmax": lambda v: v if v is None else int(v),
+             "p": float}
+    full = tuple((k, canon.get(k, lambda v: v)(params.get(k, v))) for k, v in sorted(d.params.items()))
+    return cutoff, full
+
+
+def _build(name: str, params: dict[str, Any], cutoff: Any, text: str) -> Measure:
     if cutoff is not None:
         try:
             cutoff = int(cutoff)
         except (TypeError, ValueError):
             raise MeasureParseError(f"measure {text!r}: cutoff must be a positive integer, got {cutoff!r}") from None
-        if not 1 <= cutoff <= _MAX_CUTOFF:
-            raise MeasureParseError(f"measure {text!r}: cutoff must be a positive integer "
-                                    f"(at most 2^63 - 1), got {cutoff}")
-    if d.cutoff == "required" and cutoff is None:
-        raise MeasureParseError(f"measure {text!r}: {name} needs a cutoff, e.g. {name}@10")
-    if d.cutoff == "none" and cutoff is not None:
-        raise MeasureParseError(f"measure {text!r}: {name} takes no cutoff")
-    for key in params:
-        if key not in d.params:
-            raise MeasureParseError(
-                f"measure {text!r}: unknown parameter `{key}` for {name}; known: {sorted(d.params)}")
-    if name == "AP" and params.get("norm", "rel") != "rel" and cutoff is None:
-        raise MeasureParseError(f"measure {text!r}: AP(norm=...) needs a cutoff")
-    for key in ("rel", "lmax"):  # a threshold or top grade below 1 makes no measure
-        if params.get(key) is not None and params[key] < 1:
-            raise MeasureParseError(f"measure {text!r}: `{key}` must be an integer >= 1, got {params[key]}")
-    full = tuple((k, params.get(k, v)) for k, v in sorted(d.params.items()))
+    cutoff, full = _validate(name, cutoff, params, text)  # errors name the user's text
     return Measure(name, cutoff, full)
 
 
