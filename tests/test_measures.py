@@ -106,3 +106,19 @@ def test_measure_objects_built_directly_are_checked_and_canonical():
     for args, match in bad:
         with pytest.raises(MeasureParseError, match=match):
             Measure(*args)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("PaperAP(norm=min)@5", r"PaperAP is AP\(norm=k\); `norm` cannot be set"),
+    ("P@1_0", "cutoff must be a positive integer, got '1_0'"),
+    ("P@\u0665", "cutoff must be a positive integer"),  # an Arabic-Indic digit
+    ("RBP(p=\uff10.5)", "`p` must be a number"),  # a full-width zero
+    ("RBP(p=0_5)", "`p` must be a number, got '0_5'"),
+    ("P(rel=1_0)@5", "`rel` must be an integer"),
+    ("RBP(p=0.9999999999999999999)", "rounds to 1.0 in double precision"),
+])
+def test_numbers_in_measure_strings_are_plain_ascii(text, match):
+    """Python's int()/float() accept '1_0', non-ASCII digits and full-width digits; measure strings
+    do not, and an alias's fixed parameter is not silently overridden."""
+    with pytest.raises(MeasureParseError, match=match):
+        parse_measure(text)

@@ -179,6 +179,9 @@ _MEASURE_RE = re.compile(
 #: ir_measures' spelling of the DCG gain (``nDCG(dcg='exp-log2')@10``) -> uefast's ``gain``.
 _IR_MEASURES_DCG = {"log2": "lin", "exp-log2": "exp"}
 _MAX_CUTOFF = 2 ** 63 - 1  # cutoffs are int64 in the kernels
+# plain ASCII numbers only (Python's int()/float() also take "1_0", "٥", full-width digits)
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_REAL_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _FORMAT = "must be in format Measure(k1=v1,k2=v2)@cutoff, e.g. nDCG@10, P(rel=2)@10, RBP(p=0.8)"
 
 
@@ -191,15 +194,17 @@ def _convert(name: str, key: str, raw: str, text: str) -> Any:
                 f"measure {text!r}: `{key}` must be one of {list(d.choices[key])}, got {raw!r}")
         return raw
     if key in ("rel", "lmax"):
-        try:
-            return int(raw)
-        except ValueError:
-            raise MeasureParseError(f"measure {text!r}: `{key}` must be an integer, got {raw!r}") from None
+        if not _INT_RE.fullmatch(raw):
+            raise MeasureParseError(f"measure {text!r}: `{key}` must be an integer, got {raw!r}")
+        return int(raw)
     if key == "p":
-        try:
-            return float(raw)
-        except ValueError:
-            raise MeasureParseError(f"measure {text!r}: `p` must be a number, got {raw!r}") from None
+        if not _REAL_RE.fullmatch(raw):
+            raise MeasureParseError(f"measure {text!r}: `p` must be a number, got {raw!r}")
+        v = float(raw)
+        if v == 1.0 and raw.strip("+") not in ("1", "1.0"):
+            raise MeasureParseError(f"measure {text!r}: `p` must be in (0, 1); {raw!r} rounds to "
+                                    "1.0 in double precision")
+        return v
     return type(default)(raw) if default is not None else raw  # pragma: no cover
 
 
@@ -242,11 +247,10 @@ def _validate(name: str, cutoff: Any, params: dict[str, Any], text: str):
 
 
 def _build(name: str, params: dict[str, Any], cutoff: Any, text: str) -> Measure:
-    if cutoff is not None:
-        try:
-            cutoff = int(cutoff)
-        except (TypeError, ValueError):
-            raise MeasureParseError(f"measure {text!r}: cutoff must be a positive integer, got {cutoff!r}") from None
+    if isinstance(cutoff, str):
+        if not _INT_RE.fullmatch(cutoff):
+            raise MeasureParseError(f"measure {text!r}: cutoff must be a positive integer, got {cutoff!r}")
+        cutoff = int(cutoff)
     cutoff, full = _validate(name, cutoff, params, text)  # errors name the user's text
     return Measure(name, cutoff, full)
 
@@ -265,9 +269,10 @@ def parse_measure(text: "str | Measure") -> Measure:
         raise MeasureParseError(f"measure {text!r} {_FORMAT}")
     name = m.group("name")
     params: dict[str, Any] = {}
+    fixed: dict[str, Any] = {}
     if name in ALIASES:
-        name, extra, _ = ALIASES[name]
-        params.update(extra)
+        name, fixed, _ = ALIASES[name]
+        params.update(fixed)
     if name not in REGISTRY:
         raise MeasureParseError(
             f"unknown measure {m.group('name')!r} in {text!r}; known: {sorted(REGISTRY) + sorted(ALIASES)}")
@@ -291,6 +296,9 @@ def parse_measure(text: "str | Measure") -> Measure:
                     f"measure {text!r}: unknown parameter `{key}` for {name}; known: {sorted(REGISTRY[name].params)}")
             if key in given:
                 raise MeasureParseError(f"measure {text!r}: parameter `{key}` given twice")
+            if key in fixed:
+                raise MeasureParseError(f"measure {text!r}: {m.group('name')} is "
+                                        f"{name}({key}={fixed[key]}); `{key}` cannot be set")
             given.add(key)
             params[key] = _convert(name, key, raw, text)
     return _build(name, params, m.group("cut"), text)
