@@ -447,3 +447,16 @@ def test_score_columns_are_never_ignored():
         with pytest.raises(InputError, match="applies to LETOR-style input"):
             uefast.evaluate(src, qrels, ["P@1"], score_columns=["other"])
     assert uefast.evaluate(run, qrels, ["P@1"], score="other")["value"].to_pylist() == [1.0]
+
+
+def test_duplicate_column_names_and_mixed_pandas_columns_are_input_errors():
+    """Were a KeyError / an ArrowTypeError from pyarrow."""
+    import pandas as pd
+
+    t = pa.Table.from_arrays([pa.array([1, 1]), pa.array([1, 0]), pa.array([0.1, 0.2]),
+                              pa.array([0.3, 0.4])], names=["qid", "label", "s", "s"])
+    with pytest.raises(InputError, match="run: 2 columns are named 's'"):
+        uefast.evaluate(t, measures=["P@1"])
+    mixed = pd.DataFrame({"qid": [1, "a"], "label": [1, 0], "s": [0.1, 0.2]})
+    with pytest.raises(InputError, match="run: cannot convert the pandas DataFrame.*column qid"):
+        uefast.evaluate(mixed, measures=["P@1"])

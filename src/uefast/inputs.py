@@ -44,7 +44,10 @@ def to_arrow(obj: Any, what: str) -> pa.Table:
             obj = obj.collect()
         return obj.to_arrow()
     if mod.startswith("pandas"):
-        return pa.Table.from_pandas(obj, preserve_index=False)
+        try:
+            return pa.Table.from_pandas(obj, preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # e.g. an object column of mixed types
+            raise InputError(f"{what}: cannot convert the pandas DataFrame to Arrow: {exc}") from None
     if isinstance(obj, dict):
         try:
             return pa.table(obj)
@@ -59,6 +62,9 @@ def column(table: pa.Table, name: str, what: str) -> pa.Array:
     """The single-chunk column ``name``; a clear error if it is missing or has nulls."""
     if name not in table.column_names:
         raise InputError(f"{what}: missing column {name!r}; columns are {table.column_names}")
+    n_named = len(table.schema.get_all_field_indices(name))
+    if n_named > 1:
+        raise InputError(f"{what}: {n_named} columns are named {name!r}; rename all but one")
     col = table.column(name)
     arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     if arr.null_count:
