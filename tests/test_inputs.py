@@ -396,7 +396,7 @@ def test_measure_objects_and_err_lmax_checked_against_the_data():
     from uefast.measures import Measure
 
     t = _letor()  # labels up to 2
-    with pytest.raises(InputError, match=r"measure 'P\(rel=0\)@5': `rel` must be >= 1, got 0"):
+    with pytest.raises(uefast.MeasureParseError, match=r"measure 'P@5': `rel` must be an integer >= 1, got 0"):
         uefast.evaluate(t, measures=[Measure("P", 5, (("rel", 0),))])
     with pytest.raises(InputError, match=r"'ERR\(lmax=1\)@3': the data has label 2, above lmax=1"):
         uefast.evaluate(t, measures=["ERR(lmax=1)@3"])
