@@ -259,3 +259,23 @@ def test_equal_means_exactly_are_ties_in_every_resampling_test():
     # counter-based generator (_rng.py's docstring): 659 and 643 of 1000; it was 630 for
     # "greater" (the zero-mean resamples fell to -1e-17 and were not counted)
     assert (g, le) == (0.659, 0.643)
+
+
+def test_tukey_counts_exact_ties_of_rounded_column_sums():
+    """γ was 1e-12·d, which ignores the rounding of the column sums: equal means (d ~ 1e-16)
+    lost the null ranges that are exact ties (p 0.9755, not 1), and at n = 2000 the ±0.1
+    differences gave 0.877 where the integer-scaled data (no rounding) give 0.910. With the
+    randomisation test's γ the p-value no longer depends on the scale (same permutations)."""
+    x = np.array([0, 1, .6, .8, .9, .1, .1, .1, .2, .5, 1.])
+    y = np.array([1, 0, .9, .4, .9, 0, .4, 0, .7, .3, .7])  # sum(x) == sum(y) == 5.4
+    xy = np.column_stack([x, y])
+    assert tukey_hsd(xy, n_resamples=2000, seed=0)["pvalue"][0].as_py() == 1.0
+    assert paired_test(x, y, "randomization").pvalue == 1.0
+    rng = np.random.default_rng(1)
+    n = 2000
+    x = np.round(rng.integers(1, 100, n) / 100 + 0.3, 2)
+    z = np.full(n, 0.1)
+    z[n // 2 + 3:] = -0.1
+    xy = np.column_stack([x, np.round(x - z, 2)])
+    p = tukey_hsd(xy, n_resamples=4000, seed=1)["pvalue"][0].as_py()
+    assert p == tukey_hsd(np.round(100 * xy), n_resamples=4000, seed=1)["pvalue"][0].as_py()

@@ -247,7 +247,11 @@ def tukey_hsd(matrix, *, measure=None, column="value", missing="intersect", syst
     For ``b = 1..B`` (default 10,000) every row (topic) of the topics x systems matrix is permuted
     independently and uniformly across the ``m`` systems and ``q*_b = max_j mean_j - min_j mean_j``
     of the permuted column means is recorded. ``p_ij = #{q*_b >= |mean_i - mean_j| - γ} / B``: one
-    null sample serves every pair, so ``p`` is non-increasing in the observed difference. The
+    null sample serves every pair, so ``p`` is non-increasing in the observed difference. On
+    column sums ``S``, ``γ = 1e-12·max(|S_i - S_j|, Σ_k (two largest |x_kj| of row k))``: as in
+    the randomisation test (a deviation from SPEC §6's ``1e-12·|T_obs|``), γ covers the rounding
+    of a difference of two permuted column sums, so exact ties (equal means, rounded
+    differently) are counted; for ``m = 2`` it is the randomisation test's γ. The
     interval is the simultaneous ``mean_i - mean_j ± q*_(1-α)``. Row permutations come from the
     counter-based generator (one draw on ``[0, m!)`` per row for ``m <= 8``), so p-values do not
     depend on threads or ``batch_size``. Returns the table of :func:`all_pairs` (statistic =
@@ -263,7 +267,7 @@ def tukey_hsd(matrix, *, measure=None, column="value", missing="intersect", syst
     q = np.sort(R.tukey_null(x, n_resamples=b, seed=seed, batch_size=batch_size))
     sums = R.tukey_observed(x)
     d = np.array([abs(sums[i] - sums[j]) for i, j in pairs])
-    count = b - np.searchsorted(q, d - P.REL_TOL * d, side="left")
+    count = b - np.searchsorted(q, d - R.tie_tolerance(d, R.tukey_scale(x)), side="left")
     half = float(np.quantile(q, level)) / n
     moments = _pair_moments(x, pairs)
     ci = [ConfidenceInterval(mean - half, mean + half) for mean, _, _ in moments]

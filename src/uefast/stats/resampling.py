@@ -8,7 +8,6 @@ public front ends are :func:`uefast.stats.paired_test`, :func:`uefast.stats.all_
 from __future__ import annotations
 
 import itertools
-import math
 from functools import lru_cache
 
 import numpy as np
@@ -17,8 +16,8 @@ from uefast.stats import _kernels as K
 from uefast.stats._rng import DOMAIN_BOOTSTRAP, DOMAIN_RANDOMIZATION, DOMAIN_TUKEY
 from uefast.stats.parametric import REL_TOL, describe_differences, studentized, zero_tolerance
 
-__all__ = ["bootstrap_pairs", "randomization_pairs", "tukey_null", "tukey_observed",
-           "MAX_EXACT_TOPICS", "DEFAULT_EXACT_TOPICS"]
+__all__ = ["bootstrap_pairs", "randomization_pairs", "tukey_null", "tukey_observed", "tukey_scale",
+           "tie_tolerance", "MAX_EXACT_TOPICS", "DEFAULT_EXACT_TOPICS"]
 
 DEFAULT_EXACT_TOPICS = 20  # exact enumeration by default up to 2**20 sign vectors (SPEC §6.4)
 MAX_EXACT_TOPICS = 30
@@ -39,11 +38,18 @@ def _pad4(k: int) -> int:
     return -(-k // 4) * 4
 
 
+def tie_tolerance(obs, scale=0.0):
+    """The tie tolerance γ = 1e-12·max(|T_obs|, scale) of the resampling tests (0 for an infinite
+    T_obs; elementwise for arrays). SPEC §6 has 1e-12·|T_obs|, which vanishes with T_obs: a
+    statistic that is a sum carries rounding of the size of its summands, ``scale`` (Σ of their
+    absolute values), so exact ties with T_obs = 0 were lost."""
+    obs = np.abs(np.asarray(obs, dtype=np.float64))
+    return np.where(np.isinf(obs), 0.0, REL_TOL * np.maximum(obs, scale))
+
+
 def _count_extreme(stat, obs, alternative, scale=0.0):
-    """#{T* at least as extreme as T_obs} with the tie tolerance γ = 1e-12·max(|T_obs|, scale)
-    (SPEC §6 has 1e-12·|T_obs|, which vanishes with T_obs: a statistic that is a sum carries
-    rounding of the size of its summands, ``scale``, so exact ties with T_obs = 0 were lost)."""
-    gamma = 0.0 if math.isinf(obs) else REL_TOL * max(abs(obs), scale)
+    """#{T* at least as extreme as T_obs} with the tie tolerance γ of :func:`tie_tolerance`."""
+    gamma = float(tie_tolerance(obs, scale))
     if alternative == "two-sided":
         return int(np.count_nonzero(np.abs(stat) >= abs(obs) - gamma))
     if alternative == "greater":
@@ -173,6 +179,14 @@ def _permutation_table(m: int) -> np.ndarray:
 def tukey_observed(x):
     """Column sums accumulated as in the null kernel (so ties compare consistently)."""
     return K.sequential_column_sums(np.ascontiguousarray(x))
+
+
+def tukey_scale(x) -> float:
+    """``Σ_k`` (the two largest ``|x_kj|`` of row k): a bound on ``Σ|summands|`` of any difference
+    of two permuted column sums ``S*_i - S*_j``, i.e. on their rounding, as ``Σ|z|`` is for the
+    randomisation test (for ``m = 2`` it is that test's scale, ``Σ|x_k1| + Σ|x_k2|``)."""
+    a = np.abs(np.asarray(x, dtype=np.float64))
+    return float(np.sort(a, axis=1)[:, -2:].sum())
 
 
 def tukey_null(x, *, n_resamples, seed, batch_size=None):
