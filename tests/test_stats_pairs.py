@@ -165,3 +165,26 @@ def test_difference_required_matches_naive():
     assert unshifted.difference >= 0
     with pytest.raises(InputError, match="`shifted` must be True or False"):
         difference_required(x, shifted="yes")
+
+
+def test_integer_system_names_baseline_and_systems():
+    """An integer `baseline` was a column index even for a table whose systems are integers
+    (baseline=2 paired against system 3), and systems=["1", "3"] was "not in the table"."""
+    t = pa.table({"system": [1] * 5 + [2] * 5 + [3] * 5, "qid": list(range(5)) * 3,
+                  "value": list(np.random.default_rng(0).random(15))})
+    for baseline in (2, "2", np.int64(2)):
+        rows = all_pairs(t, "t", baseline=baseline).select(["system_a", "system_b"]).to_pylist()
+        assert rows == [{"system_a": "1", "system_b": "2"}, {"system_a": "3", "system_b": "2"}]
+    tk = tukey_hsd(t, baseline=3, n_resamples=50)
+    assert tk["system_b"].to_pylist() == ["3", "3"]
+    with pytest.raises(InputError, match=r"`baseline` 0 is not one of the systems"):
+        all_pairs(t, "t", baseline=0)
+    sub = all_pairs(t, "t", systems=["1", "3"])
+    assert sub.select(["system_a", "system_b"]).to_pylist() == [{"system_a": "1", "system_b": "3"}]
+    assert topic_system_matrix(t, systems=["3", 1]).systems == (3, 1)
+    with pytest.raises(InputError, match=r"`systems` must name at least 2 distinct systems"):
+        topic_system_matrix(t, systems=["1", 1])
+    # a numpy matrix: an integer is a column index unless it names a system
+    x = np.random.default_rng(1).random((6, 3))
+    assert all_pairs(x, "t", systems=["a", "b", "c"], baseline=1)["system_b"][0].as_py() == "b"
+    assert all_pairs(x, "t", systems=[10, 2, 0], baseline=2)["system_b"][0].as_py() == "2"

@@ -121,7 +121,8 @@ def topic_system_matrix(table, measure=None, *, column="value", missing="interse
         qids present for every system, fill the missing cells with 0.0, or raise. What was done is
         reported in ``dropped_qids`` / ``filled``; nothing happens silently.
     systems : sequence of str, optional
-        Systems to keep, in this column order (default: all, in order of first appearance).
+        Systems to keep, in this column order (default: all, in order of first appearance); a
+        name is matched as given or as text (``"1"`` selects an integer system 1).
 
     Rows are qids in order of first appearance. NaN values and duplicate ``(system, qid)`` rows
     raise :class:`uefast.InputError`.
@@ -133,10 +134,15 @@ def topic_system_matrix(table, measure=None, *, column="value", missing="interse
     if systems is None:
         systems = order
     else:
-        unknown = [s for s in systems if s not in set(order)]
+        known = set(order)
+        as_text = {str(s): s for s in order}  # "1" names an integer system 1
+        systems = [s if s in known else as_text.get(str(s), s) for s in systems]
+        unknown = [s for s in systems if s not in known]
         if unknown:
             raise InputError(f"`systems` not in the table: {_examples(unknown)}; "
                              f"it has {_examples(order)}")
+        if len(set(systems)) != len(systems):
+            raise InputError(f"`systems` must name at least 2 distinct systems; got {systems!r}")
     qid_list = table["qid"].to_pylist()
     qids = list(dict.fromkeys(qid_list))
     q_index = {q: k for k, q in enumerate(qids)}

@@ -99,16 +99,21 @@ def _coerce_matrix(matrix, measure, column, missing, systems):
                                                              "column": tsm.column}
 
 
-def _pairs(names, baseline):
+def _pairs(names, baseline, *, by_index=True):
+    """All pairs, or ``(i, baseline)`` for every other system. ``baseline`` is matched against
+    the system names as text (the table names systems as text: an integer system 2 is "2"); an
+    integer that names no system is a column index, only when ``by_index`` (a matrix, not a
+    long table)."""
     m = len(names)
     if baseline is None:
         return [(i, j) for i in range(m) for j in range(i + 1, m)]
-    if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool):
+    is_int = isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool)
+    if str(baseline) in names:
+        b = names.index(str(baseline))
+    elif is_int and by_index:
         if not 0 <= baseline < m:
             raise InputError(f"`baseline` index must be in [0, {m}); got {baseline!r}")
         b = int(baseline)
-    elif str(baseline) in names:
-        b = names.index(str(baseline))
     else:
         raise InputError(f"`baseline` {baseline!r} is not one of the systems {names!r}")
     return [(i, b) for i in range(m) if i != b]
@@ -181,7 +186,9 @@ def all_pairs(matrix, method="t", *, measure=None, column="value", missing="inte
     :func:`tukey_hsd`). The resampling tests draw one set of resamples shared by all pairs
     (common random numbers, as Sakai recommends), so the p-value of a pair equals
     ``paired_test`` on that pair with the same seed. Rows are pairs ``(i, j)``, ``i < j`` in column
-    order, or ``(system, baseline)``; ``mean_difference = mean_a - mean_b``.
+    order, or ``(system, baseline)``; ``mean_difference = mean_a - mean_b``. ``baseline`` names a
+    system, matched as text as the table names systems (``2`` or ``"2"`` for an integer system
+    2); only for a numpy matrix is an integer that names no system a column index.
 
     ``correction`` ("none", "bonferroni", "holm", "bh"; see :func:`adjust_pvalues`) fills
     ``pvalue_adjusted``; ``significant = pvalue_adjusted < alpha``. Intervals: bootstrap
@@ -197,7 +204,7 @@ def all_pairs(matrix, method="t", *, measure=None, column="value", missing="inte
                          alpha=alpha, confidence_level=level, correction=correction,
                          batch_size=batch_size)
     x, names, report = _coerce_matrix(matrix, measure, column, missing, systems)
-    pairs = _pairs(names, baseline)
+    pairs = _pairs(names, baseline, by_index=report is None)
     n = x.shape[0]
     settings = {"method": method, "alternative": alternative, "confidence_level": level,
                 "missing_report": report}
@@ -259,7 +266,7 @@ def tukey_hsd(matrix, *, measure=None, column="value", missing="intersect", syst
     """
     alpha, level, correction, missing = _tukey_hsd_iv(alpha, confidence_level, correction, missing)
     x, names, report = _coerce_matrix(matrix, measure, column, missing, systems)
-    pairs = _pairs(names, baseline)
+    pairs = _pairs(names, baseline, by_index=report is None)
     n = x.shape[0]
     b, seed, _, _, batch_size = resampling_settings(
         "tukey_hsd", n, n_resamples=n_resamples, seed=seed, exact=None, plus_one=None,
