@@ -188,3 +188,14 @@ def test_integer_system_names_baseline_and_systems():
     x = np.random.default_rng(1).random((6, 3))
     assert all_pairs(x, "t", systems=["a", "b", "c"], baseline=1)["system_b"][0].as_py() == "b"
     assert all_pairs(x, "t", systems=[10, 2, 0], baseline=2)["system_b"][0].as_py() == "2"
+
+
+def test_effect_size_e_infinite_when_residual_variance_is_rounding():
+    """V_E of an additive matrix is ~1e-17 by rounding: ES_E was ±1e15, not ±inf."""
+    base = np.random.default_rng(0).random(20)
+    x = np.column_stack([base, base + 0.1, base + 0.3])
+    table = all_pairs(x, "t")
+    assert table["effect_size_e"].to_pylist() == [-np.inf, -np.inf, -np.inf]
+    assert table["effect_size"].to_pylist() == [-np.inf, -np.inf, -np.inf]
+    same = all_pairs(np.column_stack([base, base, base + 0.3]), "t")
+    assert same["effect_size_e"].to_pylist() == [0.0, -np.inf, -np.inf]

@@ -134,9 +134,10 @@ def _table(x, names, pairs, moments, stat, pvalue, ci, alpha, correction, settin
     means = x.mean(axis=0)
     diff = np.array([mean for mean, _, _ in moments])
     es_d = [effect_size_dz(mean, sd, tol) for mean, sd, tol in moments]
-    sd_e = sakai_effect_size_e(x) if x.shape[1] > 1 else np.nan
-    with np.errstate(divide="ignore", invalid="ignore"):
-        es_e = np.where(sd_e > 0, diff / sd_e, np.where(diff == 0, 0.0, np.copysign(np.inf, diff)))
+    # ES_E = diff / sqrt(V_E), with the zero tolerance of d_z (SPEC §6) on the matrix's scale:
+    # V_E of an additive matrix is rounding noise (diff / 1e-17 was ±1e15, not ±inf)
+    sd_e, tol_e = sakai_effect_size_e(x), P.zero_tolerance(x)
+    es_e = np.array([effect_size_dz(mean, sd_e, tol_e) for mean in diff])
     pvalue = np.clip(np.asarray(pvalue, dtype=np.float64), 0.0, 1.0)
     adjusted = adjust_pvalues(pvalue, correction)
     columns = {
