@@ -145,3 +145,16 @@ def test_long_tables_duplicates_refused_and_integer_system_names():
     dp = discriminative_power(ints)
     assert dp.n_pairs == 1 and dp.pairs["system_a"].to_pylist() == ["10"]
     assert np.isnan(pad(float("nan"), 0.5))
+
+
+def test_long_table_infinite_value_refused():
+    """A long table with inf went through (as_matrix gave inf, pad_table a NaN PAD, swap_rate a raw
+    ValueError from np.bincount); the matrix path refused it with an InputError."""
+    from uefast.meta import as_matrix, swap_rate
+
+    t = pa.table({"system": ["a"] * 4 + ["b"] * 4, "qid": [1, 2, 3, 4] * 2,
+                  "value": [0.1, np.inf, 0.3, 0.2, 0.2, 0.3, 0.1, 0.4]})
+    for fn in (as_matrix, pad_table, lambda t: swap_rate(t, n_trials=10)):
+        with pytest.raises(InputError, match=r"column `value` is inf for system 'a', qid 2; "
+                                             r"every value must be finite"):
+            fn(t)

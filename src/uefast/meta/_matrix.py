@@ -109,6 +109,10 @@ def _from_long_table(
     x = np.array([[d[q] for d in per_system] for q in common], dtype=np.float64)
     if np.isnan(x).any():
         raise InputError(f"column `{column}` has null/NaN values for measure {measure!r}")
+    if np.isinf(x).any():  # as the matrix path: every value finite
+        k, j = np.argwhere(np.isinf(x))[0]
+        raise InputError(f"column `{column}` is {float(x[k, j])!r} for system {order[j]!r}, qid "
+                         f"{common[k]!r}; every value must be finite")
     return TopicSystemMatrix(x, order, common)
 
 
