@@ -85,9 +85,20 @@ def test_difference_required_nan_when_no_nonempty_bin_qualifies():
                                       ({"n_trials": 2.7}, "`n_trials` must be a positive integer"),
                                       ({"subset_size": 2.7}, "`subset_size` must be a positive integer"),
                                       ({"n_bins": 2.5}, "`n_bins` must be a positive integer"),
-                                      ({"seed": -1}, "`seed` must be an integer")])
+                                      ({"seed": -1}, "`seed` must be an integer"),
+                                      ({"bin_width": np.inf}, "`bin_width` must be a finite positive number; got inf"),
+                                      ({"bin_width": "0.01"}, "`bin_width` must be a finite positive number; got '0.01'"),
+                                      ({"bin_width": 0}, "`bin_width` must be a finite positive number; got 0")])
 def test_swap_rate_parameters_checked(kw, match):
-    """alpha=5 was accepted, float counts truncated (2.7 -> 2), n_bins=2.5 a TypeError."""
+    """alpha=5 was accepted, float counts truncated (2.7 -> 2), n_bins=2.5 a TypeError;
+    bin_width=inf gave NaN bin edges, bin_width='0.01' a raw TypeError."""
     x = np.random.default_rng(0).random((20, 3))
     with pytest.raises(InputError, match=match):
         swap_rate(x, **kw)
+
+
+def test_huge_differences_land_in_the_last_bin():
+    """|d| / w beyond 2**63 was cast to a negative int64 before the clip: np.bincount raised."""
+    x = np.array([[0, 1e17], [0, 2e17], [0, 1e17], [0, 3e17]])
+    res = swap_rate(x, n_trials=5)
+    assert res.bins["count"].to_pylist()[-1] == 5 and res.swap_rate == 0.0

@@ -13,7 +13,8 @@ import numpy as np
 import pyarrow as pa
 
 from uefast.errors import InputError
-from uefast.stats._validation import check_n_resamples, check_probability, check_seed
+from uefast.stats._validation import (check_n_resamples, check_positive, check_probability,
+                                      check_seed)
 from uefast.meta._matrix import as_matrix, pair_indices
 
 __all__ = ["SwapResult", "swap_rate"]
@@ -95,8 +96,7 @@ def swap_rate(
         raise InputError(f"`binning` must be in {{'d1', 'mean'}}; got {binning!r}")
     if ties not in ("strict", "tie_is_swap"):
         raise InputError(f"`ties` must be in {{'strict', 'tie_is_swap'}}; got {ties!r}")
-    if not (bin_width > 0):
-        raise InputError(f"`bin_width` must be > 0; got {bin_width}")
+    bin_width = check_positive("bin_width", bin_width)
     n_bins = check_n_resamples(n_bins, "n_bins")
     alpha = check_probability("alpha", alpha)
     seed = check_seed(seed)
@@ -135,7 +135,8 @@ def swap_rate(
         d1 = m1[:, ii] - m1[:, jj]
         d2 = m2[:, ii] - m2[:, jj]
         key = np.abs(d1) if binning == "d1" else 0.5 * (np.abs(d1) + np.abs(d2))
-        b = np.minimum(np.floor(key / bin_width + 1e-9).astype(np.int64), n_bins - 1).ravel()
+        # clipped before the cast: |d| / w beyond 2**63 made a negative int64 (np.bincount failed)
+        b = np.minimum(np.floor(key / bin_width + 1e-9), n_bins - 1).astype(np.int64).ravel()
         prod = (d1 * d2).ravel()
         sw = prod < 0 if ties == "strict" else prod <= 0
         count += np.bincount(b, minlength=n_bins)

@@ -5,6 +5,7 @@ arguments. Messages name the parameter in backticks and show the offending value
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -20,6 +21,7 @@ __all__ = [
     "check_seed",
     "check_probability",
     "check_nonnegative",
+    "check_positive",
 ]
 
 ALTERNATIVES = ("two-sided", "less", "greater")
@@ -100,4 +102,10 @@ def check_probability(name: str, value) -> float:
 def check_nonnegative(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
         raise InputError(f"`{name}` must be a non-negative number; got {value!r}")
+    return float(value)
+
+
+def check_positive(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < math.inf:
+        raise InputError(f"`{name}` must be a finite positive number; got {value!r}")
     return float(value)
