@@ -80,6 +80,8 @@ def test_broad_focused_balanced():
     assert g[:2] == ["broad", "broad"] and g[5] == "none"
     med = broad_focused_queries(t, min_label=1, threshold="median", balanced=False)
     assert med["group"].to_pylist()[1] == "broad"
+    with pytest.raises(InputError, match=r"`seed` must be an integer in \[0, 2\*\*64\) or None; got -1"):
+        broad_focused_queries(t, seed=-1)  # a numpy ValueError before
 
 
 def test_random_document_splits():
@@ -96,3 +98,5 @@ def test_random_document_splits():
     assert s.equals(random_document_splits(t, n_replicates=3, seed=7))
     halves = [tuple(s.filter(np.asarray(s["replicate"]) == r)["half"].to_pylist()) for r in range(3)]
     assert len(set(halves)) > 1
+    with pytest.raises(InputError, match=r"`seed` must be an integer in \[0, 2\*\*64\); got -1"):
+        random_document_splits(t, seed=-1)

@@ -62,7 +62,12 @@ def test_cli_reproduce_sample(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv,match", [(["--top-frac", "-1"], "`top_frac` must be in (0, 0.5]"),
                                         (["--top-frac", "2"], "`top_frac` must be in (0, 0.5]"),
-                                        (["--top-n", "0"], "`top_n` must be >= 1")])
+                                        (["--top-n", "0"], "`top_n` must be >= 1"),
+                                        # a numpy traceback / silently skipped before
+                                        (["--seed", "-3"], "`seed` must be an integer in [0, 2**64); got -3"),
+                                        (["--splits", "-1"], "`n_splits` must be a non-negative integer; got -1"),
+                                        (["--swap-trials", "-5"], "`swap_trials` must be a non-negative integer; got -5"),
+                                        (["--bootstrap-swap", "-2"], "`bootstrap_swap` must be a non-negative integer; got -2")])
 def test_reproduce_set_sizes_checked(tmp_path, capsys, argv, match):
     import pyarrow.parquet as pq
 
@@ -71,7 +76,8 @@ def test_reproduce_set_sizes_checked(tmp_path, capsys, argv, match):
 
     pq.write_table(letor_sample(), tmp_path / "s.parquet")
     assert main(["reproduce", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "r"), "--quiet", *argv]) == 2
-    assert match in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert match in err and err.count("\n") == 1
 
 
 def test_trec_runs_with_a_query_one_run_lacks(tmp_path):

@@ -43,10 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top-frac", type=float, default=0.2,
                         help="uninformative/ideal set size as a fraction of non-degenerate queries (default: %(default)s)")
     parser.add_argument("--top-n", type=int, default=None, help="uninformative/ideal set size (overrides --top-frac)")
-    parser.add_argument("--splits", type=int, default=5, help="left/right document-split replicates (default: %(default)s)")
-    parser.add_argument("--swap-trials", type=int, default=50, help="Voorhees-Buckley trials (default: %(default)s)")
-    parser.add_argument("--bootstrap-swap", type=int, default=200, help="Sakai bootstrap-swap trials (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--splits", type=int, default=5, help="left/right document-split replicates, 0 to skip (default: %(default)s)")
+    parser.add_argument("--swap-trials", type=int, default=50, help="Voorhees-Buckley trials, 0 to skip (default: %(default)s)")
+    parser.add_argument("--bootstrap-swap", type=int, default=200, help="Sakai bootstrap-swap trials, 0 to skip (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed, an integer in [0, 2**64) (default: %(default)s)")
     parser.add_argument("--ties", default="trec_eval", choices=["trec_eval", "input", "expected"],
                         help="tie handling of uefast.evaluate (default: %(default)s)")
     parser.add_argument("--formats", nargs="+", action="extend", default=None, choices=["parquet", "csv"],

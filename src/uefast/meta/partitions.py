@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
+from uefast.stats._validation import check_seed
 
 __all__ = [
     "query_summary",
@@ -165,6 +166,7 @@ def broad_focused_queries(
     Returns ``qid, n_docs, n_rel, n_high, share, group``.
     """
     _require(labels, ("qid", "label"), "the label table")
+    seed = check_seed(seed)
     qids = labels["qid"].to_pylist()
     lab = np.maximum(labels["label"].to_numpy(zero_copy_only=False).astype(np.int64), 0)
     uq, first_row, inv = np.unique(
@@ -210,6 +212,7 @@ def random_document_splits(
     ``right``. Returns ``replicate, qid, docid, half``, n_replicates x rows.
     """
     _require(docs, (qid, docid), "the document table")
+    seed = check_seed(seed, allow_none=False)
     if n_replicates < 1:
         raise InputError(f"`n_replicates` must be >= 1; got {n_replicates}")
     q = docs[qid].combine_chunks().dictionary_encode()

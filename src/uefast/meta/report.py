@@ -28,6 +28,7 @@ from uefast.meta import _protocol as proto
 from uefast.meta.correlation import kendall_tau, ranking_swap_rate
 from uefast.meta.partitions import apply_document_split, broad_focused_queries, random_document_splits
 from uefast.meta.power import asl_curves
+from uefast.stats._validation import check_n_resamples, check_seed
 
 __all__ = ["reproduce", "ReproduceResult", "REB_MODES"]
 
@@ -235,6 +236,9 @@ def reproduce(
     * left/right random document splits (``n_splits`` replicates): swap rate and tau-b between
       the system rankings on the two halves.
 
+    ``n_splits``, ``swap_trials`` and ``bootstrap_swap`` are non-negative integers, 0 skipping
+    that step; ``seed`` is an integer in [0, 2**64).
+
     ``ties`` is passed to :func:`uefast.evaluate`; ``formats`` picks the table files written
     (``parquet``, ``csv``). Progress goes to stderr when ``progress``. Returns the folder and all
     tables.
@@ -247,6 +251,10 @@ def reproduce(
                          f"fraction); got {top_frac}")
     if top_n is not None and top_n < 1:
         raise InputError(f"`top_n` must be >= 1; got {top_n}")
+    seed = check_seed(seed, allow_none=False)
+    n_splits, swap_trials, bootstrap_swap = (
+        check_n_resamples(v, name, allow_zero=True) for name, v in
+        (("n_splits", n_splits), ("swap_trials", swap_trials), ("bootstrap_swap", bootstrap_swap)))
     bad = set(formats) - {"parquet", "csv"}
     if bad or not formats:
         raise InputError(f"`formats` must be a non-empty subset of {{'parquet', 'csv'}}; got {list(formats)}")

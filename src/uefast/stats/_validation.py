@@ -76,17 +76,21 @@ def check_matrix(matrix) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def check_n_resamples(value, name: str = "n_resamples") -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InputError(f"`{name}` must be a positive integer; got {value!r}")
+def check_n_resamples(value, name: str = "n_resamples", *, allow_zero: bool = False) -> int:
+    """A positive integer (``allow_zero``: a non-negative one, e.g. 0 to skip a step)."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+            or value < (0 if allow_zero else 1)):
+        what = "a non-negative integer" if allow_zero else "a positive integer"
+        raise InputError(f"`{name}` must be {what}; got {value!r}")
     return int(value)
 
 
-def check_seed(value) -> int | None:
-    if value is None:
+def check_seed(value, *, allow_none: bool = True) -> int | None:
+    if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= value < 2**64:
-        raise InputError(f"`seed` must be an integer in [0, 2**64) or None; got {value!r}")
+        raise InputError(f"`seed` must be an integer in [0, 2**64){' or None' if allow_none else ''}; "
+                         f"got {value!r}")
     return int(value)
 
 
