@@ -65,8 +65,8 @@ def test_tukey_and_adjust_iv():
         tukey_hsd(np.where(np.eye(10, 3) > 0, np.inf, M))
     with pytest.raises(InputError, match=r"`pvalues` must be a 1-D array of values in \[0, 1\]"):
         adjust_pvalues([0.1, 1.2])
-    with pytest.raises(InputError, match=r"`correction` must be one of"):
-        adjust_pvalues([0.1], "sidak")
+    with pytest.raises(InputError, match=r"`method` must be one of .*; got 'sidak'"):
+        adjust_pvalues([0.1], "sidak")  # the parameter is `method` (it said `correction`)
 
 
 def test_confidence_level_iv():

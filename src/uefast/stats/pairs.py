@@ -29,7 +29,7 @@ PAIR_METHODS = ("t", "wilcoxon", "sign", "bootstrap", "randomization", "tukey_hs
 
 
 def _adjust_pvalues_iv(pvalues, method):
-    method = check_choice("correction", method, CORRECTIONS)
+    method = check_choice("method", method, CORRECTIONS)
     try:
         p = np.asarray(pvalues, dtype=np.float64)
     except (TypeError, ValueError):
