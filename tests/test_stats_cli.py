@@ -39,6 +39,9 @@ def test_compare_text_parquet(tmp_path, capsys):
     assert lines[0].split()[:4] == ["system", "A", "system", "B"]
     assert len([ln for ln in lines if ln.startswith(("bm25", "dense"))]) == 3
     assert "method=bootstrap" in out and "correction=holm" in out and "B=500, seed=0" in out
+    assert "CI=95% bootstrap-percentile" in out
+    assert main(["compare", str(path), "--measure", "nDCG@10", "--confidence-level", "0.999"]) == 0
+    assert "CI=99.9% t" in capsys.readouterr().out  # was "CI=100%" (format .0%)
 
 
 def test_compare_tsv_baseline_jsonl(tmp_path, capsys):

@@ -174,7 +174,7 @@ def _text(table) -> str:
     n = rows[0]["n_topics"] if rows else 0
     note = [f"method={meta['method']}", f"alternative={meta['alternative']}", f"topics={n}",
             f"pairs={meta['n_pairs']}", f"correction={meta['correction']}", f"alpha={meta['alpha']}",
-            f"CI={meta['confidence_level']:.0%} {meta['ci_method']}"]
+            f"CI={100 * meta['confidence_level']:.12g}% {meta['ci_method']}"]  # 0.999: 99.9%, not 100%
     if "n_resamples" in meta and not meta.get("exact"):
         note += [f"B={meta['n_resamples']}", f"seed={meta['seed']}"]
     if meta.get("exact"):
