@@ -7,7 +7,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uefast.stats import paired_test
+from uefast.stats import all_pairs, paired_test
 
 ALTS = ["two-sided", "greater", "less"]
 
@@ -60,6 +60,13 @@ def test_sign_epsilon_and_all_ties():
     y = np.array([0.5, 0.49, 0.5, 0.5])
     assert paired_test(x, x, "sign").pvalue == 1.0
     assert paired_test(x, y, "sign", epsilon=0.05).statistic == 2  # 0.01 counts as a tie
+    # differences of exactly epsilon are ties, whatever their rounding: 0.65 - 0.6 is
+    # 0.05000000000000004 (was counted as > epsilon), 0.25 - 0.2 is 0.04999999999999999
+    a, b = np.array([.65, .25, .9]), np.array([.6, .2, .3])
+    res = paired_test(a, b, "sign", epsilon=0.05)
+    assert res.statistic == 1.0 and res.pvalue == 1.0
+    assert all_pairs(np.column_stack([a, b]), "sign", epsilon=0.05)["statistic"][0].as_py() == 1.0
+    assert paired_test(a, b, "sign", epsilon=0.0499).statistic == 3.0
 
 
 @pytest.mark.parametrize("alternative", ALTS)

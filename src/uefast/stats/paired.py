@@ -81,7 +81,8 @@ def paired_test(x, y, method="t", *, alternative="two-sided", n_resamples=None, 
     * ``"wilcoxon"``: Wilcoxon signed-rank (Wilcoxon 1945); zeros dropped, average ranks, exact
       subset-sum null when there are no ties/zeros and ``N <= 50`` (or ``exact=True``), else the
       normal approximation without continuity correction.
-    * ``"sign"``: sign test on ``n+ = #{z > epsilon}`` of ``N = #{|z| > epsilon}`` (binomial, p = ½).
+    * ``"sign"``: sign test on ``n+ = #{z > epsilon}`` of ``N = #{|z| > epsilon}`` (binomial, p = ½);
+      with ``epsilon > 0``, ``|z| <= epsilon + 1e-12·max(1, max|x|, max|y|)`` is a tie (rounding).
     * ``"bootstrap"``: Sakai's studentised paired bootstrap test (SIGIR 2006, Fig. 1): ASL =
       ``#{|t(w*)| >= |t(z)|} / B`` with ``w = z - z̄``, ``B = 1000`` by default.
     * ``"randomization"``: Fisher's paired randomisation (sign-flip) test (Smucker, Allan &
@@ -120,7 +121,7 @@ def _run_t(x, y, alternative, **_):
 
 def _run_sign(x, y, alternative, *, epsilon, **_):
     z = x - y
-    stat, p, _ = P.sign_test(z, alternative, epsilon)
+    stat, p, _ = P.sign_test(z, alternative, epsilon, P.zero_tolerance(np.concatenate((x, y))))
     return _finish("sign", stat, p, alternative, z)
 
 

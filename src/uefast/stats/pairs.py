@@ -231,10 +231,11 @@ def all_pairs(matrix, method="t", *, measure=None, column="value", missing="inte
             stat = [mean for mean, _, _ in moments]
             ci, settings["ci_method"], settings["exact"] = ci_t, "t", exact
     else:
-        run = {"t": lambda z: P.t_test(z, alternative),
-               "sign": lambda z: P.sign_test(z, alternative, epsilon),
-               "wilcoxon": lambda z: P.wilcoxon_test(z, alternative, exact)}[method]
-        res = [run(x[:, i] - x[:, j]) for i, j in pairs]
+        run = {"t": lambda a, b: P.t_test(a - b, alternative),
+               "sign": lambda a, b: P.sign_test(a - b, alternative, epsilon,
+                                                P.zero_tolerance(np.concatenate((a, b)))),
+               "wilcoxon": lambda a, b: P.wilcoxon_test(a - b, alternative, exact)}[method]
+        res = [run(x[:, i], x[:, j]) for i, j in pairs]
         stat, pv = [r[0] for r in res], [r[1] for r in res]
         ci, settings["ci_method"] = ci_t, "t"
     return _table(x, names, pairs, moments, stat, pv, ci, alpha, correction, settings)

@@ -69,15 +69,19 @@ def t_test(z: np.ndarray, alternative: str):
     return t, _pvalue_from_t(t, n - 1, alternative), {"df": n - 1, "se": se}
 
 
-def sign_test(z: np.ndarray, alternative: str, epsilon: float = 0.0):
+def sign_test(z: np.ndarray, alternative: str, epsilon: float = 0.0, tol: float = 0.0):
     """Sign test (Dixon & Mood 1946): ``n+ = #{z > ε}``, ``n- = #{z < -ε}``, ``N = n+ + n-``.
 
     Two-sided ``p = min(1, 2 · Σ_{i <= min(n+, n-)} C(N, i) / 2^N)``; ``greater``:
     ``P(Bin(N, ½) >= n+)``; ``less``: ``P(Bin(N, ½) <= n+)``; ``N = 0`` gives p = 1 (SPEC §6.2).
-    The statistic is ``n+``.
+    The statistic is ``n+``. With ``ε > 0`` the cut-off is ``ε + tol``: ``z`` and ``ε`` carry
+    rounding (0.65 - 0.6 = 0.05000000000000004 is a difference of ε = 0.05), so callers pass the
+    zero tolerance of the scores, ``tol = 1e-12·max(1, max|x|, max|y|)`` (SPEC §6); ``ε = 0``
+    needs none (``x - y`` is exactly 0 only when ``x = y``).
     """
-    n_pos = int(np.count_nonzero(z > epsilon))
-    n_neg = int(np.count_nonzero(z < -epsilon))
+    cut = epsilon + tol if epsilon > 0 else 0.0
+    n_pos = int(np.count_nonzero(z > cut))
+    n_neg = int(np.count_nonzero(z < -cut))
     big_n = n_pos + n_neg
     if big_n == 0:
         return 0.0, 1.0, {"n_nonzero": 0}
