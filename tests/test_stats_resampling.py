@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -168,6 +169,16 @@ def test_all_pairs_equals_paired_test(method):
         i, j = int(row["system_a"]), int(row["system_b"])
         single = paired_test(x[:, i], x[:, j], method, n_resamples=500, seed=3, exact=False)
         assert row["pvalue"] == single.pvalue
+
+
+def test_all_pairs_exact_randomization_reports_no_resamples():
+    """The metadata said "n_resamples": 10 although every sign vector was enumerated."""
+    x = np.random.default_rng(5).random((8, 3))
+    table = all_pairs(x, "randomization", exact=True, n_resamples=10)
+    meta = json.loads(table.schema.metadata[b"uefast.stats"])
+    single = paired_test(x[:, 0], x[:, 1], "randomization", exact=True, n_resamples=10)
+    assert meta["exact"] and meta["n_resamples"] is single.n_resamples is None
+    assert meta["seed"] is single.seed is None
 
 
 # --- Tukey HSD ------------------------------------------------------------------------------

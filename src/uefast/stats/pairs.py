@@ -230,6 +230,8 @@ def all_pairs(matrix, method="t", *, measure=None, column="value", missing="inte
                                              plus_one=plus_one, batch_size=batch_size)
             stat = [mean for mean, _, _ in moments]
             ci, settings["ci_method"], settings["exact"] = ci_t, "t", exact
+            if exact:  # all 2^n sign vectors: no resamples, no seed (as paired_test reports)
+                settings |= {"n_resamples": None, "seed": None}
     else:
         run = {"t": lambda a, b: P.t_test(a - b, alternative),
                "sign": lambda a, b: P.sign_test(a - b, alternative, epsilon,
