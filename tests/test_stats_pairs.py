@@ -199,3 +199,23 @@ def test_effect_size_e_infinite_when_residual_variance_is_rounding():
     assert table["effect_size"].to_pylist() == [-np.inf, -np.inf, -np.inf]
     same = all_pairs(np.column_stack([base, base, base + 0.3]), "t")
     assert same["effect_size_e"].to_pylist() == [0.0, -np.inf, -np.inf]
+
+
+@pytest.mark.parametrize("method", ["t", "bootstrap", "randomization", "tukey_hsd"])
+def test_huge_finite_scores_do_not_overflow(method):
+    """Squares of |x| ~ 1e160 overflowed: t = 0 and p = 1, effect sizes NaN, the bootstrap's t
+    NaN with p = 0. Scaling by a power of two is exact, so the results must be those of the
+    unscaled data (intervals scaled)."""
+    x = np.random.default_rng(4).random((12, 3)) + np.array([0.0, 0.1, 0.12])
+    scale = 2.0 ** 530  # ~3.5e159
+    small = all_pairs(x, method, n_resamples=300, seed=1)
+    big = all_pairs(x * scale, method, n_resamples=300, seed=1)
+    for col in ("effect_size", "effect_size_e", "pvalue"):
+        assert big[col].to_pylist() == small[col].to_pylist()
+    unit = 1.0 if method in ("t", "bootstrap") else scale  # t is scale-free, mean differences not
+    for col, u in (("statistic", unit), ("ci_low", scale), ("ci_high", scale)):
+        np.testing.assert_allclose(np.array(big[col].to_pylist()) / u, small[col].to_pylist(),
+                                   rtol=1e-14)
+    res = paired_test(x[:, 0] * scale, x[:, 1] * scale, "t")
+    ref = paired_test(x[:, 0], x[:, 1], "t")
+    assert (res.statistic, res.pvalue, res.effect_size) == (ref.statistic, ref.pvalue, ref.effect_size)

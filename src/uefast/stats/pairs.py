@@ -71,10 +71,14 @@ def adjust_pvalues(pvalues, method="holm") -> np.ndarray:
 def sakai_effect_size_e(x: np.ndarray) -> float:
     """``sqrt(V_E)``: residual sd of the two-way ANOVA without replication of the topics x systems
     matrix, ``V_E = Σ (x_ij - x̄_i. - x̄_.j + x̄)² / ((n-1)(m-1))``; a mean difference divided by it
-    is Sakai's ES_E (Sakai, "Statistical reform in IR?", SIGIR Forum 2014)."""
+    is Sakai's ES_E (Sakai, "Statistical reform in IR?", SIGIR Forum 2014). The squares are
+    summed on ``x`` scaled by a power of two (:func:`~uefast.stats.parametric.pow2_scale`, exact),
+    so |x| ~ 1e160 does not overflow."""
     n, m = x.shape
-    resid = x - x.mean(axis=1, keepdims=True) - x.mean(axis=0, keepdims=True) + x.mean()
-    return float(np.sqrt((resid ** 2).sum() / ((n - 1) * (m - 1))))
+    s = P.pow2_scale(x)
+    u = x / s
+    resid = u - u.mean(axis=1, keepdims=True) - u.mean(axis=0, keepdims=True) + u.mean()
+    return float(np.sqrt((resid ** 2).sum() / ((n - 1) * (m - 1)))) * s
 
 
 def _coerce_matrix(matrix, measure, column, missing, systems):

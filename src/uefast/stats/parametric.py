@@ -12,7 +12,8 @@ from scipy import special, stats
 
 from uefast.stats._kernels import compensated_sum
 
-__all__ = ["zero_tolerance", "t_test", "sign_test", "wilcoxon_test", "describe_differences"]
+__all__ = ["zero_tolerance", "pow2_scale", "t_test", "sign_test", "wilcoxon_test",
+           "describe_differences"]
 
 REL_TOL = 1e-12  # SPEC §6: zero-variance tolerance and the resampling tie tolerance gamma
 
@@ -22,12 +23,27 @@ def zero_tolerance(z: np.ndarray) -> float:
     return REL_TOL * max(1.0, float(np.max(np.abs(z))) if z.size else 0.0)
 
 
+def pow2_scale(v: np.ndarray) -> float:
+    """The power of two ``2^e`` with ``max|v| < 2^e <= 2·max|v|`` (1.0 for an all-zero ``v``;
+    at most ``2^1023``).
+
+    Sums of squares are formed on ``v / 2^e`` (``|v / 2^e| < 2``), so they cannot overflow for
+    finite inputs (``|v|`` ~ 1e160 squared is inf); dividing and multiplying by a power of two
+    is exact, so results for ordinary data are bit-for-bit those of the unscaled formulas.
+    """
+    top = float(np.max(np.abs(v))) if v.size else 0.0
+    return math.ldexp(1.0, min(math.frexp(top)[1], 1023)) if 0.0 < top < math.inf else 1.0
+
+
 def describe_differences(z: np.ndarray) -> tuple[float, float]:
-    """Mean and sample sd (ddof=1) of ``z`` by compensated summation (order-independent of threads)."""
+    """Mean and sample sd (ddof=1) of ``z`` by compensated summation (order-independent of threads),
+    on ``z`` scaled by :func:`pow2_scale` (no overflow of the squares)."""
     n = z.shape[0]
-    mean = compensated_sum(z) / n
-    sd = math.sqrt(compensated_sum((z - mean) ** 2) / (n - 1))
-    return mean, sd
+    s = pow2_scale(z)
+    u = z / s
+    mean = compensated_sum(u) / n
+    sd = math.sqrt(compensated_sum((u - mean) ** 2) / (n - 1))
+    return mean * s, sd * s
 
 
 def _pvalue_from_t(t: float, df: float, alternative: str) -> float:
@@ -55,8 +71,9 @@ def t_test(z: np.ndarray, alternative: str):
     Zero variance: ``z̄ = 0`` gives ``t = 0, p = 1``; ``z̄ ≠ 0`` gives ``t = ±inf`` (p = 0 two-sided).
     """
     n = z.shape[0]
-    mean = float(np.mean(z))
-    sd = float(np.std(z, ddof=1))
+    s = pow2_scale(z)  # exact scaling: squares of |z| ~ 1e160 would overflow
+    mean = float(np.mean(z / s)) * s
+    sd = float(np.std(z / s, ddof=1)) * s
     tol = zero_tolerance(z)
     if sd <= tol:
         t = studentized(mean, sd, n, tol)

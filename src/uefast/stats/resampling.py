@@ -14,7 +14,8 @@ import numpy as np
 
 from uefast.stats import _kernels as K
 from uefast.stats._rng import DOMAIN_BOOTSTRAP, DOMAIN_RANDOMIZATION, DOMAIN_TUKEY
-from uefast.stats.parametric import REL_TOL, describe_differences, studentized, zero_tolerance
+from uefast.stats.parametric import (REL_TOL, describe_differences, pow2_scale, studentized,
+                                     zero_tolerance)
 
 __all__ = ["bootstrap_pairs", "randomization_pairs", "tukey_null", "tukey_observed", "tukey_scale",
            "tie_tolerance", "MAX_EXACT_TOPICS", "DEFAULT_EXACT_TOPICS"]
@@ -79,6 +80,10 @@ def bootstrap_pairs(x, pairs, *, n_resamples, seed, alternative, keep_means, bat
     n_pairs = len(pairs)
     means = _column_means(x)
     y = x - means
+    # sums of squares on y / 2^e (exact): |x| ~ 1e160 squared overflowed; t* is unchanged, the
+    # resampled means and the tolerances are kept in those units
+    scale = pow2_scale(y)
+    y = y / scale
     n_cols = _pad4(m + n_pairs)
     vt = np.zeros((n_cols, n))
     vt[:m] = y.T
@@ -92,6 +97,7 @@ def bootstrap_pairs(x, pairs, *, n_resamples, seed, alternative, keep_means, bat
         zbar[p], sd = describe_differences(z)
         tols[p] = zero_tolerance(z)
         t_obs[p] = studentized(zbar[p], sd, n, tols[p])
+    tols /= scale
     proto = np.empty(0, np.uint16 if n < 65536 else np.int32)
     counts = np.zeros(n_pairs, dtype=np.int64)
     boot_means = np.empty((n_resamples, n_pairs)) if keep_means else None
@@ -117,7 +123,7 @@ def bootstrap_pairs(x, pairs, *, n_resamples, seed, alternative, keep_means, bat
         for p in range(n_pairs):
             counts[p] += _count_extreme(t_star[:, p], t_obs[p], alternative)
         if keep_means:
-            boot_means[b0:b0 + length] = zbar + mean_star
+            boot_means[b0:b0 + length] = zbar + mean_star * scale
         if keep_t:
             t_all[b0:b0 + length] = t_star
     if keep_t:
