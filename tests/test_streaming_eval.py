@@ -224,3 +224,16 @@ def test_drop_and_system_order_when_chunks_yield_no_rows():
     assert ref["system"].to_pylist()[0] == "A"
     for bs in (1, 2, 1 << 20):
         assert us.evaluate_stream(run, qrels, measures=["AP"], batch_size=bs).equals(ref)
+
+
+def test_string_view_qid_streams_as_in_memory():
+    """A string_view qid (Polars' newest Arrow export, DuckDB) is accepted in memory; a stream
+    of it was rejected ("must hold integers or strings, got string_view")."""
+    sv = pa.table({"qid": pa.array(["a", "a", "b"]).cast(pa.string_view()), "docid": ["1", "2", "1"],
+                   "label": [1, 0, 1], "s": [.1, .2, .3]})
+    ref = uefast.evaluate(sv, measures=["P@1"])
+    assert uefast.evaluate(sv.to_reader(), measures=["P@1"]).equals(ref)
+    run = sv.drop_columns(["label"]).rename_columns(["qid", "docid", "score"])
+    qrels = pa.table({"qid": ["a", "b"], "docid": ["1", "1"], "label": [1, 1]})
+    assert us.evaluate_stream(run, qrels, ["P@1"], batch_size=1).equals(
+        uefast.evaluate(run, qrels, ["P@1"]))

@@ -65,13 +65,13 @@ def _runs(arr: pa.Array, name: str) -> tuple[np.ndarray, np.ndarray, pa.Array]:
     """(run starts incl. the end, uint64 fingerprints of run heads, the heads as Arrow)."""
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
+    if pa.types.is_string_view(arr.type):  # accepted in memory too (uefast.inputs.column)
+        arr = arr.cast(pa.large_string())
     if key_kind(arr, name, "run") == "int":
         values = arr.cast(pa.int64()).to_numpy()
         starts = run_starts_int(values)
         fps = values[starts[:-1]].view(np.uint64)
         return starts, fps, arr.take(pa.array(starts[:-1]))
-    if pa.types.is_string_view(arr.type):
-        arr = arr.cast(pa.large_string())
     offsets, data = string_buffers(arr)
     starts = run_starts_bytes(offsets, data)
     heads = arr.take(pa.array(starts[:-1]))
