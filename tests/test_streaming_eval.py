@@ -237,3 +237,42 @@ def test_string_view_qid_streams_as_in_memory():
     qrels = pa.table({"qid": ["a", "b"], "docid": ["1", "1"], "label": [1, 1]})
     assert us.evaluate_stream(run, qrels, ["P@1"], batch_size=1).equals(
         uefast.evaluate(run, qrels, ["P@1"]))
+
+
+def _error(f) -> str:
+    with pytest.raises(InputError) as e:
+        f()
+    return str(e.value)
+
+
+_ROWS10 = dict(qid=[i // 2 for i in range(10)], docid=[str(i % 2) for i in range(10)],
+               label=[1, 0] * 5, s=[.5] * 10)
+
+
+@pytest.mark.parametrize("col, value, kw", [
+    ("s", float("nan"), {}), ("label", None, {}), ("label", -1, {"negative_labels": "error"}),
+    ("docid", "0", {}), ("docid", None, {})])
+def test_error_rows_are_rows_of_the_input(col, value, kw):
+    """A bad value in row 9 is reported at row 9 whatever the batching (streaming said "row 3",
+    the row within its chunk, at batch_size=4)."""
+    d = {k: list(v) for k, v in _ROWS10.items()}
+    d[col][9] = value
+    t = pa.table(d)
+    ref = _error(lambda: uefast.evaluate(t, measures=["P@1"], **kw))
+    assert "row" in ref and "9" in ref
+    for bs in (1, 4, 1000):
+        assert _error(lambda: us.evaluate_stream(t, measures=["P@1"], batch_size=bs, **kw)) == ref
+    # TREC style: run rows, and qrels rows (the qrels is checked whole, as in memory)
+    run = t.drop_columns(["label"]).rename_columns(["qid", "docid", "score"])
+    qrels = pa.table({"qid": [0, 4, 4, 3], "docid": ["0", "1", "1", "0"], "label": [1, 1, 1, 1]})
+    if col != "label":
+        ok = qrels.slice(0, 2)
+        ref = _error(lambda: uefast.evaluate(run, ok, ["P@1"], **kw))
+        for bs in (1, 4, 1000):
+            assert _error(lambda: us.evaluate_stream(run, ok, ["P@1"], batch_size=bs, **kw)) == ref
+    good = pa.table({k: v for k, v in _ROWS10.items() if k != "label"}).rename_columns(
+        ["qid", "docid", "score"])
+    ref = _error(lambda: uefast.evaluate(good, qrels, ["P@1"]))
+    assert "rows 1 and 2" in ref
+    for bs in (1, 4):
+        assert _error(lambda: us.evaluate_stream(good, qrels, ["P@1"], batch_size=bs)) == ref

@@ -20,7 +20,7 @@ from uefast.engine import (
     plan_measures,
     rank_values,
 )
-from uefast.errors import InputError
+from uefast.errors import InputError, RowError
 from uefast.inputs import (
     DocIds,
     check_same_kind,
@@ -307,12 +307,23 @@ def _check_duplicates(g: Grouping, docs, doc_arr, docid_name: str, what: str,
     rising = np.zeros(g.n_groups, np.uint8)
     docs, r, o = docid_ranks(g, docs, rising)
     if r >= 0:
-        raise InputError(f"{what}: duplicate {docid_name} {doc_arr[r].as_py()!r} within one {within} "
-                         f"group: rows {o} and {r}")
+        raise RowError(what, f"duplicate {docid_name} {doc_arr[r].as_py()!r} within one {within} "
+                       "group: rows ", o, " and ", r)
     return docs, rising
 
 
 # ----------------------------------------------------------------------------- TREC style
+def qrels_docids(qg: Grouping, q_qid: pa.Array, q_doc: pa.Array, dn: str) -> DocIds:
+    """The qrels docids (:func:`docids`), a (qid, docid) judged twice refused (rows of the
+    qrels; the streaming layer checks the whole qrels with it up front)."""
+    qdocs = docids(q_doc, dn, "qrels")
+    r, o = duplicate_docid(qg, qdocs)
+    if r >= 0:
+        raise RowError("qrels", f"duplicate judgment for qid {q_qid[r].as_py()!r} docid "
+                       f"{q_doc[r].as_py()!r}: rows ", o, " and ", r)
+    return qdocs
+
+
 def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negative, names,
                    backend="cpu") -> _Result:
     qn, dn = names["qid"], names["docid"]
@@ -323,11 +334,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     q_lab = label_array(column(qrels_t, names["label"], "qrels"), names["label"], "qrels", negative)
     max_label = int(q_lab.max())
     qg = group_keys(q_qid, qn, "qrels")
-    qdocs = docids(q_doc, dn, "qrels")
-    r, o = duplicate_docid(qg, qdocs)
-    if r >= 0:
-        raise InputError(f"qrels: duplicate judgment for qid {q_qid[r].as_py()!r} docid "
-                         f"{q_doc[r].as_py()!r}: rows {o} and {r}")
+    qdocs = qrels_docids(qg, q_qid, q_doc, dn)
     # query codes of run rows in the qrels' dictionary (-1: query not in qrels)
     import pyarrow.compute as pc
 

@@ -15,7 +15,7 @@ import numba as nb
 import numpy as np
 import pyarrow as pa
 
-from uefast.errors import InputError
+from uefast.errors import InputError, RowError
 from uefast.kernels.ordering import DOC_BYTES, DOC_INT, DOC_NONE
 
 __all__ = ["to_arrow", "column", "label_array", "score_array", "key_kind", "DocIds", "docids"]
@@ -69,7 +69,8 @@ def column(table: pa.Table, name: str, what: str) -> pa.Array:
     arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     if arr.null_count:
         first = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
-        raise InputError(f"{what}: column {name!r} has {arr.null_count} null value(s); first at row {first}")
+        raise RowError(what, f"column {name!r} has {arr.null_count} null value(s); first at row ",
+                       first)
     if _is_string_view(arr.type):  # Polars' newest Arrow export, DuckDB: one copy to offsets
         arr = arr.cast(pa.large_string())
     return arr
@@ -264,24 +265,25 @@ def _integer_labels(arr: pa.Array, name: str, what: str, negative: str) -> np.nd
         x = numpy_view(arr)
         bad = _first_beyond_int64(x)
         if bad >= 0:
-            raise InputError(f"{what}: column {name!r} has label {int(x[bad])} at row {bad}, "
-                             f"beyond the int64 range labels are computed in")
+            raise RowError(what, f"column {name!r} has label {int(x[bad])} at row ", bad,
+                           ", beyond the int64 range labels are computed in")
     elif pa.types.is_floating(t):
         xf = numpy_view(arr).astype(np.float64, copy=False)
         bad = _first_nonintegral(xf)
         if bad >= 0:
-            raise InputError(f"{what}: column {name!r} must hold integer labels; row {bad} has {float(xf[bad])!r}")
+            raise RowError(what, f"column {name!r} must hold integer labels; row ", bad,
+                           f" has {float(xf[bad])!r}")
         if xf.size and not (-2.0 ** 63 <= xf.min() and xf.max() < 2.0 ** 63):
             bad = int(np.argmax((xf < -2.0 ** 63) | (xf >= 2.0 ** 63)))
-            raise InputError(f"{what}: column {name!r} has label {float(xf[bad])!r} at row {bad}, "
-                             f"beyond the int64 range labels are computed in")
+            raise RowError(what, f"column {name!r} has label {float(xf[bad])!r} at row ", bad,
+                           ", beyond the int64 range labels are computed in")
         x = xf.astype(np.int64)
     else:
         raise InputError(f"{what}: column {name!r} must hold integer labels, got {t}")
     if negative == "error" and x.size and x.min() < 0:
         bad = int(np.argmax(x < 0))
-        raise InputError(f"{what}: column {name!r} has a negative label {x[bad]} at row {bad} "
-                         "(pass negative_labels='clamp' to treat negatives as 0)")
+        raise RowError(what, f"column {name!r} has a negative label {x[bad]} at row ", bad,
+                       " (pass negative_labels='clamp' to treat negatives as 0)")
     return x
 
 
@@ -302,7 +304,7 @@ def score_array(arr: pa.Array, name: str, what: str, check_nan: bool = True) -> 
 
 def score_nan_error(name: str, what: str):
     """The error for a NaN score at a given row of column ``name``, as a callable of the row."""
-    return lambda row: InputError(f"{what}: score column {name!r} has NaN at row {row}")
+    return lambda row: RowError(what, f"score column {name!r} has NaN at row ", row)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from uefast.errors import InputError
+from uefast.errors import InputError, RowError
 from uefast.measures import Measure, parse_measures
 from uefast.streaming._source import open_source, parquet_max
 from uefast.streaming._split import iter_query_chunks
@@ -160,6 +160,7 @@ def evaluate_stream(source: Any, qrels: Any = None,
     from uefast.inputs import label_array, to_arrow
     from uefast.engine import group_keys
     from uefast.engine import KERNEL_LOCK
+    from uefast.evaluate import qrels_docids
 
     if queries != "intersect":
         raise InputError("streaming supports queries='intersect' only; evaluate in memory for "
@@ -185,7 +186,10 @@ def evaluate_stream(source: Any, qrels: Any = None,
         q_lab = label_array(column(qrels_t, label, "qrels"), label, "qrels", negative_labels)
         if max_label is None:
             max_label = int(q_lab.max())
-        g = group_keys(column(qrels_t, qid, "qrels"), qid, "qrels")
+        q_qid = column(qrels_t, qid, "qrels")
+        g = group_keys(q_qid, qid, "qrels")
+        # the whole qrels is checked here, as in memory: a chunk sees only its queries' rows
+        qrels_docids(g, q_qid, column(qrels_t, docid, "qrels"), docid)
         q_sorted = qrels_t.take(pa.array(g.perm)) if g.has_perm else qrels_t
         q_off, q_keys = g.offsets, g.keys
         if pa.types.is_dictionary(q_keys.type):
@@ -227,9 +231,11 @@ def evaluate_stream(source: Any, qrels: Any = None,
     meta = None
     writer = None
     stats: dict = {}
+    row_base = 0  # input row of the chunk's first row (chunks: contiguous, in input order)
     bar = Progress(total_rows=src.total_rows, enabled=progress)
     try:
         for chunk in iter_query_chunks(src.batches(cols), qid, int(batch_size), stats):
+            base, row_base = row_base, row_base + chunk.num_rows
             qcol = chunk.column(qid)
             chunk_qids = pc.unique(qcol.combine_chunks() if qcol.num_chunks != 1 else qcol.chunk(0))
             if pa.types.is_dictionary(chunk_qids.type):
@@ -247,8 +253,13 @@ def evaluate_stream(source: Any, qrels: Any = None,
                         info.get("run_queries_not_in_qrels", 0) + len(chunk_qids)
                     bar.update(stats["rows"], stats["queries"])
                     continue
-            with KERNEL_LOCK:
-                res = uefast.evaluate(chunk, qr, run_mlist, **kw)
+            try:
+                with KERNEL_LOCK:
+                    res = uefast.evaluate(chunk, qr, run_mlist, **kw)
+            except RowError as exc:  # rows of the chunk -> rows of the input
+                if exc.what != "run":
+                    raise
+                raise exc.shifted(base) from None
             md = res.schema.metadata
             _sum_info(info, json.loads(md[b"uefast.info"]))
             chunk_dropped = json.loads(md[b"uefast.dropped"])
