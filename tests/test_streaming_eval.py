@@ -276,3 +276,32 @@ def test_error_rows_are_rows_of_the_input(col, value, kw):
     assert "rows 1 and 2" in ref
     for bs in (1, 4):
         assert _error(lambda: us.evaluate_stream(good, qrels, ["P@1"], batch_size=bs)) == ref
+
+
+def _info(t: pa.Table) -> dict:
+    info = json.loads(t.schema.metadata[b"uefast.info"])
+    info.pop("streaming", None)
+    return info
+
+
+def test_unjudged_queries_checked_and_no_judged_query_gives_empty_table():
+    """Run rows of queries without qrels are checked as in memory whatever the batching (a
+    chunk without a judged query was skipped unchecked: a NaN score passed at batch_size=2); a
+    run with no judged query gives the in-memory empty table (a stream raised "no query of the
+    run is in the qrels")."""
+    run = pa.table({"qid": ["q1", "q1", "zz", "zz"], "docid": ["d1", "d2", "d1", "d2"],
+                    "score": [1., 2., float("nan"), 3.]})
+    qrels = pa.table({"qid": ["q1"], "docid": ["d1"], "label": [1]})
+    ref = _error(lambda: uefast.evaluate(run, qrels, ["P@1"]))
+    for bs in (1, 2, 1000):
+        assert _error(lambda: us.evaluate_stream(run, qrels, ["P@1"], batch_size=bs)) == ref
+    none = pa.table({"qid": ["x", "y"], "docid": ["1", "1"], "score": [1., 2.]})
+    ref = uefast.evaluate(none, qrels, ["P@1"])
+    assert ref.num_rows == 0
+    for bs in (1, 1000):
+        got = us.evaluate_stream(none, qrels, ["P@1"], batch_size=bs)
+        assert got.equals(ref) and _info(got)["run_rows_query_not_in_qrels"] == 2
+    got = uefast.evaluate(none.to_reader(), qrels, ["P@1"])
+    assert got.equals(ref) and _info(got)["run_queries_not_in_qrels"] == 2
+    agg = us.evaluate_stream(none, qrels, ["P@1"], aggregate=True)
+    assert agg.num_rows == 0 and agg.schema.equals(uefast.aggregate(ref).schema)

@@ -246,13 +246,10 @@ def evaluate_stream(source: Any, qrels: Any = None,
             if trec:
                 qr = _qrels_subset(q_sorted, q_off, q_keys, chunk_qids)
                 if qr.num_rows == 0:
-                    info["rows_in"] = info.get("rows_in", 0) + chunk.num_rows
-                    info["run_rows_query_not_in_qrels"] = \
-                        info.get("run_rows_query_not_in_qrels", 0) + chunk.num_rows
-                    info["run_queries_not_in_qrels"] = \
-                        info.get("run_queries_not_in_qrels", 0) + len(chunk_qids)
-                    bar.update(stats["rows"], stats["queries"])
-                    continue
+                    # no query of the chunk is judged: evaluated all the same, against the first
+                    # judged query (none of the chunk's), so that its rows are checked as in
+                    # memory and counted in uefast.info; it gives no output row
+                    qr = q_sorted.slice(0, int(q_off[1]))
             try:
                 with KERNEL_LOCK:
                     res = uefast.evaluate(chunk, qr, run_mlist, **kw)
@@ -295,9 +292,7 @@ def evaluate_stream(source: Any, qrels: Any = None,
             writer.close()
         bar.close(stats.get("rows", 0), stats.get("queries", 0))
     if meta is None:
-        if stats.get("rows", 0) == 0:
-            raise InputError("run: the input has no rows")
-        raise InputError("run: no query of the run is in the qrels")
+        raise InputError("run: the input has no rows")
     info["streaming"] = {"batches": stats["batches"], "queries": stats["queries"]}
     if trec:  # each chunk counted the qrels rows of its own queries
         info["qrels_rows_in"] = qrels_t.num_rows
