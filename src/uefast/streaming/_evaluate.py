@@ -61,11 +61,13 @@ class _Order:
         for s in names:
             self.systems.setdefault(s, len(self.systems))
 
-    def register_column(self, col: pa.ChunkedArray) -> None:
+    def register_column(self, col: pa.ChunkedArray) -> int:
+        """Register the systems of ``col``; return how many distinct ones it has."""
         u = pc.unique(col.combine_chunks() if col.num_chunks != 1 else col.chunk(0))
         if pa.types.is_dictionary(u.type):
             u = u.dictionary_decode()
         self.register(u.cast(pa.string()).to_pylist())
+        return len(u)
 
     def keys(self, res: pa.Table, chunk_qids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         self.register(res.column("system").unique().to_pylist())
@@ -117,6 +119,10 @@ class _Aggregator:
         return t.replace_schema_metadata(metadata)
 
 
+#: the uefast.info key counting (system, query) pairs without run rows, by style
+_MISSING = {True: "system_query_pairs_without_run_rows", False: "missing_system_queries"}
+
+
 def _sum_info(acc: dict, info: dict) -> None:
     for k, v in info.items():
         if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -149,8 +155,8 @@ def evaluate_stream(source: Any, qrels: Any = None,
     ``lmax`` = ``max_label`` or the largest label (qrels, Parquet statistics, or a one-column
     pass); for other iterators ERR without lmax needs ``max_label``.
 
-    Returns the same long table as :func:`uefast.evaluate` (identical values and row order;
-    ``uefast.info`` metadata summed over chunks), or, with ``out`` (a Parquet path, written
+    Returns the same long table as :func:`uefast.evaluate` (identical values, row order and
+    metadata; ``uefast.info`` adds ``streaming``), or, with ``out`` (a Parquet path, written
     incrementally in stream order) or ``aggregate=True``, the per (system, measure) means of
     :func:`uefast.aggregate` accumulated on the fly (equal up to floating summation order).
     ``progress=True`` prints rows, queries and rows/s to stderr.
@@ -231,6 +237,7 @@ def evaluate_stream(source: Any, qrels: Any = None,
     meta = None
     writer = None
     stats: dict = {}
+    pairs_with_rows = n_queries = 0  # (system, query) pairs with run rows; queries (LETOR)
     row_base = 0  # input row of the chunk's first row (chunks: contiguous, in input order)
     bar = Progress(total_rows=src.total_rows, enabled=progress)
     try:
@@ -240,16 +247,15 @@ def evaluate_stream(source: Any, qrels: Any = None,
             chunk_qids = pc.unique(qcol.combine_chunks() if qcol.num_chunks != 1 else qcol.chunk(0))
             if pa.types.is_dictionary(chunk_qids.type):
                 chunk_qids = chunk_qids.dictionary_decode()
-            if long_format:
-                order.register_column(chunk.column(system))
-            qr = None
+            ns_c = order.register_column(chunk.column(system)) if long_format else 1
+            qr, nq_c = None, len(chunk_qids)
             if trec:
-                qr = _qrels_subset(q_sorted, q_off, q_keys, chunk_qids)
+                qr, nq_c = _qrels_subset(q_sorted, q_off, q_keys, chunk_qids)
                 if qr.num_rows == 0:
                     # no query of the chunk is judged: evaluated all the same, against the first
                     # judged query (none of the chunk's), so that its rows are checked as in
                     # memory and counted in uefast.info; it gives no output row
-                    qr = q_sorted.slice(0, int(q_off[1]))
+                    qr, nq_c = q_sorted.slice(0, int(q_off[1])), 1
             try:
                 with KERNEL_LOCK:
                     res = uefast.evaluate(chunk, qr, run_mlist, **kw)
@@ -258,7 +264,11 @@ def evaluate_stream(source: Any, qrels: Any = None,
                     raise
                 raise exc.shifted(base) from None
             md = res.schema.metadata
-            _sum_info(info, json.loads(md[b"uefast.info"]))
+            chunk_info = json.loads(md[b"uefast.info"])
+            _sum_info(info, chunk_info)
+            if _MISSING[trec] in chunk_info:  # pairs with run rows: those of the chunk's grid
+                pairs_with_rows += ns_c * nq_c - chunk_info[_MISSING[trec]]
+            n_queries += nq_c
             chunk_dropped = json.loads(md[b"uefast.dropped"])
             if meta is None:
                 settings = json.loads(md[b"uefast.settings"])
@@ -293,6 +303,9 @@ def evaluate_stream(source: Any, qrels: Any = None,
         bar.close(stats.get("rows", 0), stats.get("queries", 0))
     if meta is None:
         raise InputError("run: the input has no rows")
+    if _MISSING[trec] in info:  # pairs without run rows: of the whole systems x queries grid
+        ns = len(order.systems) if long_format else 1
+        info[_MISSING[trec]] = ns * (len(q_keys) if trec else n_queries) - pairs_with_rows
     info["streaming"] = {"batches": stats["batches"], "queries": stats["queries"]}
     if trec:  # each chunk counted the qrels rows of its own queries
         info["qrels_rows_in"] = qrels_t.num_rows
@@ -308,8 +321,8 @@ def evaluate_stream(source: Any, qrels: Any = None,
 
 
 def _qrels_subset(q_sorted: pa.Table, q_off: np.ndarray, q_keys: pa.Array,
-                  chunk_qids: pa.Array) -> pa.Table:
-    """Rows of the qrels (clustered by qid) whose qid is in ``chunk_qids``."""
+                  chunk_qids: pa.Array) -> tuple[pa.Table, int]:
+    """Rows of the qrels (clustered by qid) whose qid is in ``chunk_qids``, and how many qids."""
     if pa.types.is_integer(q_keys.type) and pa.types.is_integer(chunk_qids.type):
         a, b = chunk_qids.cast(pa.int64()), q_keys.cast(pa.int64())
     elif pa.types.is_integer(q_keys.type) != pa.types.is_integer(chunk_qids.type):
@@ -323,7 +336,7 @@ def _qrels_subset(q_sorted: pa.Table, q_off: np.ndarray, q_keys: pa.Array,
     lens = ends - starts
     idx = np.repeat(starts - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + \
         np.arange(int(lens.sum()))
-    return q_sorted.take(pa.array(idx))
+    return q_sorted.take(pa.array(idx)), len(codes)
 
 
 def _dropped_keys(rows: list, order: _Order, q_base: int, chunk_qids: pa.Array,
