@@ -322,3 +322,18 @@ def test_row_accounting_equals_in_memory():
         assert ref.get("system_query_pairs_without_run_rows", ref.get("missing_system_queries"))
         for bs in (1, 2, 3, 1000):
             assert _info(us.evaluate_stream(r, q, ["P@1"], batch_size=bs)) == ref
+
+
+def test_aggregate_order_with_drop():
+    """aggregate=True orders (system, measure) as uefast.aggregate does, by first appearance:
+    with degenerate="drop" query a's P@2 row is dropped, so nDCG@2 comes first (the stream
+    gave measure order)."""
+    t = pa.table({"qid": ["a", "a", "b", "b", "b"], "docid": ["1", "2", "1", "2", "3"],
+                  "label": [1, 0, 1, 0, 2], "s": [.3, .2, .1, .5, .4]})
+    kw = dict(measures=["P@2", "nDCG@2"], degenerate="drop")
+    ref = uefast.aggregate(uefast.evaluate(t, **kw))
+    assert ref["measure"].to_pylist() == ["nDCG@2", "P@2"]
+    for bs in (1, 1000):
+        got = us.evaluate_stream(t, batch_size=bs, aggregate=True, **kw)
+        assert got.select(["system", "measure", "n_queries"]).equals(
+            ref.select(["system", "measure", "n_queries"]))

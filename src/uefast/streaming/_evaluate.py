@@ -83,17 +83,21 @@ class _Order:
 
 
 class _Aggregator:
-    """Running sum and count per (system, measure), NaN skipped (as ``uefast.aggregate``)."""
+    """Running sum and count per (system, measure), NaN skipped (as ``uefast.aggregate``), and
+    the first query index of each, to order them as ``uefast.aggregate`` does (first appearance
+    in the result: system, then first query, then measure -- with ``degenerate="drop"`` a
+    system's first query may lack a measure)."""
 
     def __init__(self) -> None:
         self.acc: dict[tuple, np.ndarray] = {}
+        self.first_q: dict[tuple, int] = {}
 
-    def add(self, res: pa.Table, srank: np.ndarray, midx: np.ndarray) -> None:
+    def add(self, res: pa.Table, srank: np.ndarray, qidx: np.ndarray, midx: np.ndarray) -> None:
         import polars as pl
 
         df = pl.from_arrow(res.select(["system", "measure", *_AGG_COLS])).with_columns(
-            pl.Series("_s", srank), pl.Series("_m", midx))
-        aggs = [pl.len().alias("n")]
+            pl.Series("_s", srank), pl.Series("_q", qidx), pl.Series("_m", midx))
+        aggs = [pl.len().alias("n"), pl.col("_q").min().alias("first_q")]
         for c in _AGG_COLS:
             e = pl.col(c).fill_nan(None)
             aggs += [e.sum().alias(c), e.count().alias(c + "_n")]
@@ -102,9 +106,10 @@ class _Aggregator:
             v = np.array([row["n"]] + [x for c in _AGG_COLS for x in (row[c], row[c + "_n"])],
                          np.float64)
             self.acc[key] = self.acc[key] + v if key in self.acc else v
+            self.first_q[key] = min(self.first_q.get(key, row["first_q"]), row["first_q"])
 
     def table(self, metadata) -> pa.Table:
-        keys = sorted(self.acc)
+        keys = sorted(self.acc, key=lambda k: (k[0], self.first_q[k], k[1]))
         cols: dict[str, Any] = {"system": [k[2] for k in keys], "measure": [k[3] for k in keys],
                                 "n_queries": [int(self.acc[k][0]) for k in keys]}
         for i, c in enumerate(_AGG_COLS):
@@ -286,7 +291,7 @@ def evaluate_stream(source: Any, qrels: Any = None,
                 dropped += _dropped_keys(chunk_dropped, order, q_base, chunk_qids, run_names,
                                          meas_names, res.schema.field("qid").type)
             if agg is not None:
-                agg.add(res, srank, midx)
+                agg.add(res, srank, qidx, midx)
             if out is not None:
                 if writer is None:
                     import pyarrow.parquet as pq
