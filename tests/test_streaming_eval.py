@@ -337,3 +337,36 @@ def test_aggregate_order_with_drop():
         got = us.evaluate_stream(t, batch_size=bs, aggregate=True, **kw)
         assert got.select(["system", "measure", "n_queries"]).equals(
             ref.select(["system", "measure", "n_queries"]))
+
+
+@pytest.mark.parametrize("qids", [["a", "a", "b", "b"], [1, 1, 2, 2]])
+def test_hive_partitioned_dataset(tmp_path, qids):
+    """A dataset partitioned by qid (hive ``qid=a/``) streams with its partition column, as it
+    is read in memory (the stream said "missing column 'qid'")."""
+    import pyarrow.dataset as ds
+
+    t = pa.table({"qid": qids, "docid": ["1", "2", "1", "2"], "label": [1, 0, 0, 1],
+                  "s": [.1, .2, .3, .4]})
+    pq.write_to_dataset(t, tmp_path / "hive", partition_cols=["qid"])
+    path = str(tmp_path / "hive")
+    ref = uefast.evaluate(path, measures=["P@1"])
+    assert ref.num_rows == 2
+    for src in (path, ds.dataset(path, partitioning="hive")):
+        for bs in (1, 1000):
+            assert us.evaluate_stream(src, measures=["P@1"], batch_size=bs).equals(ref)
+    assert uefast.evaluate(ds.dataset(path, partitioning="hive"), measures=["P@1"]).equals(ref)
+
+
+def test_directory_file_order_as_in_memory(tmp_path, monkeypatch):
+    """A nested directory gives its rows in one file order, streamed or in memory (streaming
+    listed a directory's own files before its subdirectories': q1 before q2)."""
+    (tmp_path / "ds" / "a").mkdir(parents=True)
+    one = {"docid": ["1", "2"], "label": [0, 1], "s": [.1, .2]}
+    pq.write_table(pa.table({"qid": ["q1", "q1"], **one}), tmp_path / "ds" / "b.parquet")
+    pq.write_table(pa.table({"qid": ["q2", "q2"], **one}), tmp_path / "ds" / "a" / "x.parquet")
+    path = str(tmp_path / "ds")
+    ref = uefast.evaluate(path, measures=["P@1"])
+    assert us.evaluate_stream(path, measures=["P@1"]).equals(ref)
+    monkeypatch.setenv("UEFAST_STREAMING_THRESHOLD", "0")
+    assert us.is_streaming_source(path)
+    assert uefast.evaluate(path, measures=["P@1"]).equals(ref)

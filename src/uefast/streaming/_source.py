@@ -93,21 +93,27 @@ def _as_batches(items) -> Iterator[pa.RecordBatch]:
 
 
 def open_source(obj: Any, batch_size: int) -> Source:
-    """Open a streaming source; Parquet is read with ``iter_batches`` file by file, in path order."""
+    """Open a streaming source; Parquet is read with ``iter_batches`` file by file, a directory
+    in the order and with the partition columns of the in-memory read
+    (:func:`uefast.inputs.parquet_dataset`)."""
     import pyarrow.dataset as ds
 
     if isinstance(obj, (str, os.PathLike)):
         path = os.fspath(obj)
         if not os.path.exists(path):
             raise InputError(f"run: file not found: {path!r}")
-        files = _parquet_files(path)
-        if not files:
+        if os.path.isfile(path):
+            return _parquet_source([path], batch_size)
+        from uefast.inputs import parquet_dataset
+
+        d = parquet_dataset(path)  # as the in-memory read: same files, order, partition columns
+        if not d.fragments:
             raise InputError(f"run: no Parquet files under {path!r}")
-        return _parquet_source(files, batch_size)
+        return _dataset_source(d.fragments, d.schema, batch_size)
     if isinstance(obj, pq.ParquetFile):
         return _parquet_source([obj], batch_size)
     if isinstance(obj, ds.FileSystemDataset):
-        return _parquet_source(list(obj.files), batch_size, schema=obj.schema)
+        return _dataset_source(list(obj.get_fragments()), obj.schema, batch_size)
     if isinstance(obj, pa.RecordBatchReader):
         return Source(obj.schema, lambda cols: _select(obj, cols), None, [])
     if isinstance(obj, pa.Table):
@@ -134,7 +140,16 @@ def _select(batches, cols):
         yield b if cols is None else b.select(cols)
 
 
-def _parquet_source(files: list, batch_size: int, schema: pa.Schema | None = None) -> Source:
+def _dataset_source(fragments: list, schema: pa.Schema, batch_size: int) -> Source:
+    """The files of a Parquet dataset, each with its partition values (hive ``qid=...``)."""
+    import pyarrow.dataset as ds
+
+    keys = [ds.get_partition_keys(f.partition_expression) for f in fragments]
+    return _parquet_source([f.path for f in fragments], batch_size, schema, keys)
+
+
+def _parquet_source(files: list, batch_size: int, schema: pa.Schema | None = None,
+                    keys: list[dict] | None = None) -> Source:
     # pre_buffer=False: with pyarrow's default read coalescing the cached ranges of every row group
     # already read stay alive until the reader closes, so memory grows with the file (measured:
     # +1.1 GiB per 80 M rows); without it memory is flat at one batch.
@@ -145,10 +160,35 @@ def _parquet_source(files: list, batch_size: int, schema: pa.Schema | None = Non
 
     def gen(cols):
         def read():
-            for p in pfs:
-                yield from p.iter_batches(batch_size=batch_size, columns=cols, use_threads=True)
+            for i, p in enumerate(pfs):
+                if keys is None:
+                    yield from p.iter_batches(batch_size=batch_size, columns=cols,
+                                              use_threads=True)
+                else:
+                    yield from _dataset_batches(p, keys[i], schema, cols, batch_size)
         return prefetch(read())
     return Source(schema, gen, total, pfs)
+
+
+def _dataset_batches(p: pq.ParquetFile, keys: dict, schema: pa.Schema, cols, batch_size: int):
+    """The batches of one file of a dataset as the dataset reads them: columns of the dataset's
+    schema (cast to it), partition columns filled with the file's values (null if absent)."""
+    fields = [schema.field(c) for c in (schema.names if cols is None else cols)]
+    have = p.schema_arrow
+    read = [f.name for f in fields if f.name in have.names]
+    if len(read) == len(fields) and all(have.field(f.name).type == f.type for f in fields):
+        yield from p.iter_batches(batch_size=batch_size, columns=read, use_threads=True)
+        return
+    out = pa.schema(fields)
+    for b in p.iter_batches(batch_size=batch_size, columns=read, use_threads=True):
+        yield pa.RecordBatch.from_arrays(
+            [_conform(b.column(f.name), f.type) if f.name in read else
+             pa.repeat(pa.scalar(keys.get(f.name), f.type), b.num_rows) for f in fields],
+            schema=out)
+
+
+def _conform(arr: pa.Array, t: pa.DataType) -> pa.Array:
+    return arr if arr.type == t else arr.cast(t)
 
 
 def prefetch(it: Iterator[Any], depth: int = 2) -> Iterator[Any]:
@@ -210,8 +250,8 @@ def parquet_max(src: Source, column: str) -> int | None:
     for p in src.files:
         md = p.metadata
         idx = p.schema_arrow.get_field_index(column)
-        if idx < 0:
-            raise InputError(f"run: missing column {column!r}; columns are {p.schema_arrow.names}")
+        if idx < 0:  # a partition column (or absent: the stream says so)
+            return _scan_max(src, column)
         for rg in range(md.num_row_groups):
             col = md.row_group(rg).column(idx)
             st = col.statistics
