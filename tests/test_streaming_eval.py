@@ -370,3 +370,20 @@ def test_directory_file_order_as_in_memory(tmp_path, monkeypatch):
     monkeypatch.setenv("UEFAST_STREAMING_THRESHOLD", "0")
     assert us.is_streaming_source(path)
     assert uefast.evaluate(path, measures=["P@1"]).equals(ref)
+
+
+def test_streamable_sources_with_queries_qrels(tmp_path):
+    """queries="qrels" evaluates in memory: a batch iterator, ParquetFile or dataset is read
+    whole (they raised "unsupported type list_iterator" / ParquetFile / FileSystemDataset)."""
+    import pyarrow.dataset as ds
+
+    run = pa.table({"qid": ["q", "q", "r"], "docid": ["1", "2", "1"], "score": [1., 2., 1.]})
+    qrels = pa.table({"qid": ["q", "s"], "docid": ["1", "1"], "label": [1, 1]})
+    path = tmp_path / "run.parquet"
+    pq.write_table(run, path)
+    ref = uefast.evaluate(run, qrels, ["P@1"], queries="qrels")
+    assert ref.num_rows == 2
+    for src in (iter(run.to_batches(max_chunksize=1)), pq.ParquetFile(path),
+                ds.dataset(path), run.to_reader()):
+        got = uefast.evaluate(src, qrels, ["P@1"], queries="qrels")
+        assert got.equals(ref) and _info(got) == _info(ref)

@@ -110,7 +110,8 @@ def evaluate(
         Any of: pyarrow Table / RecordBatchReader, polars DataFrame / LazyFrame, pandas DataFrame,
         Parquet path, dict of columns. A RecordBatchReader, an iterator of record batches, a
         ``pyarrow.dataset`` or a Parquet path larger than 1 GiB is *streamed* query by query with
-        bounded memory (:func:`uefast.streaming.evaluate_stream`; rows must be clustered by qid).
+        bounded memory (:func:`uefast.streaming.evaluate_stream`; rows must be clustered by qid);
+        with ``queries="qrels"`` it is read whole into memory instead.
     qrels
         ``qid``, ``docid``, ``label``. Retrieved-but-unjudged documents count as label 0; relevant
         documents that were not retrieved still count in Np and in the ideal ranking (trec_eval).
@@ -168,7 +169,8 @@ def evaluate(
             raise InputError(f"`backend`='cuda' cannot run here: {reason}")
     if qrels is not None:
         check_trec_score_columns(score_columns)
-    if queries == "intersect" and is_streaming_source(run):
+    streamed = is_streaming_source(run)
+    if queries == "intersect" and streamed:
         if backend != "cpu":
             raise InputError(f"`backend`={backend!r} does not take streamed input (a "
                              "RecordBatchReader, batch iterator, dataset or Parquet file > 1 GiB);"
@@ -179,6 +181,10 @@ def evaluate(
                                degenerate=degenerate, rel_level=rel_level, queries=queries,
                                negative_labels=negative_labels, score_columns=score_columns,
                                qid=qid, docid=docid, label=label, score=score, system=system)
+    if streamed:  # queries="qrels" (every qrels query, each system) evaluates in memory
+        from uefast.streaming._source import read_source
+
+        run = read_source(run)
     mlist = parse_measures(measures)
     names = dict(qid=qid, docid=docid, label=label, score=score, system=system)
     settings = dict(measures=[str(m) for m in mlist], ue=ue, ties=ties, reb=reb,

@@ -174,8 +174,8 @@ def evaluate_stream(source: Any, qrels: Any = None,
     from uefast.evaluate import qrels_docids
 
     if queries != "intersect":
-        raise InputError("streaming supports queries='intersect' only; evaluate in memory for "
-                         "queries='qrels'")
+        raise InputError("streaming supports queries='intersect' only; for queries='qrels' call "
+                         "uefast.evaluate, which reads the source whole into memory")
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise InputError(f"`batch_size` must be a positive integer, got {batch_size!r}")
     mlist = parse_measures(measures)

@@ -11,7 +11,8 @@ import pyarrow.parquet as pq
 
 from uefast.errors import InputError
 
-__all__ = ["Source", "open_source", "is_streaming_source", "STREAMING_THRESHOLD_BYTES"]
+__all__ = ["Source", "open_source", "read_source", "is_streaming_source",
+           "STREAMING_THRESHOLD_BYTES"]
 
 #: Parquet inputs larger than this (bytes on disk) are streamed by ``uefast.evaluate`` / the CLI.
 #: Override with the environment variable ``UEFAST_STREAMING_THRESHOLD`` (bytes).
@@ -128,6 +129,15 @@ def open_source(obj: Any, batch_size: int) -> Source:
     raise InputError(f"run: cannot stream a {type(obj).__name__}; pass a Parquet path, a "
                      "ParquetFile, a pyarrow dataset, a RecordBatchReader or an iterator of "
                      "RecordBatches")
+
+
+def read_source(obj: Any, batch_size: int = 1 << 20) -> pa.Table:
+    """The whole of a streaming source as one table, read as :func:`open_source` streams it
+    (same rows, order and columns): for evaluations that need all the data in memory."""
+    src = open_source(obj, batch_size)
+    if src.table is not None:
+        return src.table
+    return pa.Table.from_batches(list(src.batches(None)), schema=src.schema)
 
 
 def _chain(first, rest):
