@@ -387,3 +387,16 @@ def test_streamable_sources_with_queries_qrels(tmp_path):
                 ds.dataset(path), run.to_reader()):
         got = uefast.evaluate(src, qrels, ["P@1"], queries="qrels")
         assert got.equals(ref) and _info(got) == _info(ref)
+
+
+def test_batches_of_different_schemas():
+    """A batch whose schema differs from the first one's is an InputError naming the batch, its
+    first row and the column (it was a raw ArrowInvalid, no row)."""
+    a = pa.record_batch({"qid": [1, 1], "label": [1, 0], "s": [.1, .2]})
+    b = pa.record_batch({"qid": ["2", "2"], "label": [1, 0], "s": [.1, .2]})
+    c = pa.record_batch({"qid": [2, 2], "label": [1, 0]})
+    with pytest.raises(InputError, match=r"batch 1 of the stream \(first row 2\): column 'qid' "
+                                         r"is string, but int64 in batch 0"):
+        uefast.evaluate(iter([a, b]), measures=["P@1"])
+    with pytest.raises(InputError, match=r"batch 2 of the stream \(first row 4\) has no column 's'"):
+        uefast.evaluate(iter([a, a, c]), measures=["P@1"])

@@ -146,8 +146,38 @@ def _chain(first, rest):
 
 
 def _select(batches, cols):
-    for b in batches:
-        yield b if cols is None else b.select(cols)
+    """The batches (their columns ``cols`` if given), each of the first one's schema: a batch
+    that differs is an error naming it, its first row and the column."""
+    first, row = None, 0
+    for i, b in enumerate(batches):
+        if cols is not None:
+            missing = [c for c in cols if c not in b.schema.names]
+            if missing:
+                raise InputError(f"run: batch {i} of the stream (first row {row}) has no column "
+                                 f"{missing[0]!r}; its columns are {b.schema.names}")
+            b = b.select(cols)
+        if first is None:
+            first = b.schema
+        elif not b.schema.equals(first):
+            _check_same_columns(first, b.schema, i, row)
+            b = pa.RecordBatch.from_arrays(b.columns, schema=first)  # nullability / metadata
+        row += b.num_rows
+        yield b
+
+
+def _check_same_columns(first: pa.Schema, schema: pa.Schema, i: int, row: int) -> None:
+    where = f"run: batch {i} of the stream (first row {row})"
+    for f in first:
+        if f.name not in schema.names:
+            raise InputError(f"{where} has no column {f.name!r}; every batch must have the "
+                             f"columns of batch 0: {first.names}")
+        t = schema.field(f.name).type
+        if t != f.type:
+            raise InputError(f"{where}: column {f.name!r} is {t}, but {f.type} in batch 0; every "
+                             "batch must have the same schema")
+    if schema.names != first.names:
+        raise InputError(f"{where} has columns {schema.names}, batch 0 {first.names}; every batch "
+                         "must have the same schema")
 
 
 def _dataset_source(fragments: list, schema: pa.Schema, batch_size: int) -> Source:
