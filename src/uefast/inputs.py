@@ -91,11 +91,12 @@ def key_kind(arr: pa.Array, name: str, what: str) -> str:
     if pa.types.is_integer(t):
         r = _first_beyond_int64(numpy_view(values)) if pa.types.is_uint64(t) else -1
         if r >= 0:
-            at = "" if values is not arr else f" at row {r}"
-            raise InputError(f"{what}: column {name!r} has {values[r].as_py()}{at}, beyond int64 "
-                             f"(uefast's integer key type): cast the column to string (for "
-                             f"docids the tie order stays the same: trec_eval compares them as "
-                             f"text)")
+            advice = (", beyond int64 (uefast's integer key type): cast the column to string (for "
+                      "docids the tie order stays the same: trec_eval compares them as text)")
+            head = f"column {name!r} has {values[r].as_py()}"
+            if values is arr:
+                raise RowError(what, head + " at row ", r, advice)
+            raise InputError(f"{what}: {head}{advice}")  # a dictionary value: no row
         return "int"
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return "str"
