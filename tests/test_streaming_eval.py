@@ -400,3 +400,11 @@ def test_batches_of_different_schemas():
         uefast.evaluate(iter([a, b]), measures=["P@1"])
     with pytest.raises(InputError, match=r"batch 2 of the stream \(first row 4\) has no column 's'"):
         uefast.evaluate(iter([a, a, c]), measures=["P@1"])
+
+
+def test_key_beyond_int64_is_named_at_its_input_row_when_streamed():
+    t = pa.table({"qid": pa.array([1, 1, 2, 2**63 + 1], pa.uint64()), "label": [1, 0, 1, 0],
+                  "s": [0.1, 0.2, 0.3, 0.4]})
+    for bs in (2, 100):
+        with pytest.raises(uefast.InputError, match="column 'qid' has 9223372036854775809 at row 3"):
+            us.evaluate_stream(t, measures=["P@1"], batch_size=bs)

@@ -16,7 +16,7 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 
-from uefast.errors import InputError
+from uefast.errors import InputError, RowError
 from uefast.inputs import key_kind, string_buffers
 from uefast.kernels.grouping import run_starts_bytes, run_starts_int
 
@@ -115,7 +115,10 @@ def iter_query_chunks(batches: Iterator[pa.RecordBatch], qid: str, min_rows: int
         if qarr.null_count:
             first = int(np.flatnonzero(qarr.is_null().to_numpy(zero_copy_only=False))[0])
             raise InputError(f"run: column {qid!r} has null value(s); first at row {row_base + first}")
-        starts, fps, heads = _runs(qarr, qid)
+        try:
+            starts, fps, heads = _runs(qarr, qid)
+        except RowError as exc:  # rows of the batch -> rows of the input
+            raise exc.shifted(row_base) from None
         r = len(fps)
         cont = carry_fp is not None and fps[0] == carry_fp
         # a head repeated inside this batch
