@@ -244,3 +244,25 @@ def test_ue_lines_rank_what_trec_eval_ranks(tmp_path, capsys):
     out = dict(line.split("\t")[0::2] for line in capsys.readouterr().out.splitlines())
     assert out["recip_rank            "] == "0.2500"  # b first (float32 tie, docno descending); -c: /2
     assert out["recip_rank_ue_v2      "] == "-0.3333"  # that ranking: (0.5 - 0.75) / 0.75 (was 1.0)
+
+
+def test_integers_beyond_64_bits_are_clamped_as_strtol_does(files, capsys):
+    """trec_eval reads -l/-M/-N, long cutoffs and gain levels with atol/strtol, which glibc
+    clamps to LONG_MIN/LONG_MAX: a wider value acts as the clamped one (it was a Numba
+    TypingError or an OverflowError traceback)."""
+    big, lmax, lmin = "9" * 20, str(2 ** 63 - 1), str(-(2 ** 63))
+
+    def values(argv):
+        return [line.split("\t")[1:] for line in _out(capsys, [*argv, *files]).splitlines()]
+
+    for wide, clamped in ((["-l", big], ["-l", lmax]), (["-l", "-" + big], ["-l", lmin]),
+                          (["-M", big], ["-M", lmax]),
+                          (["-N", big, "-mutility.0,0,0,1"], ["-N", lmax, "-mutility.0,0,0,1"]),
+                          (["-mP." + big], ["-mP." + lmax]), (["-mndcg_cut.5," + big], ["-mndcg_cut.5," + lmax]),
+                          (["-msuccess." + big], ["-msuccess." + lmax]),
+                          (["-mndcg." + big + "=2"], ["-mndcg." + lmax + "=2"])):
+        assert values(wide) == values(clamped), wide
+    assert "P_9223372036854775807 \tall\t" in _out(capsys, ["-mP." + big, *files])
+    # doubles cast to long / int as C does on x86-64 ((long) 1e400 == LONG_MIN): no traceback
+    assert "relstring_1e400       \t1\t''" in _out(capsys, ["-q", "-mrelstring.1e400", *files])
+    assert "ndcg_rel_1=1e400" in _out(capsys, ["-mndcg_rel.1=1e400", *files])

@@ -23,7 +23,7 @@ from uefast.trec_eval import kernels_basic as kb
 from uefast.trec_eval import kernels_cut as kc
 from uefast.trec_eval import kernels_gain as kg
 from uefast.trec_eval.prepare import Prepared, QrelsIndex, ScannedRun, prepare
-from uefast.trec_eval.registry import Selected, select_measures
+from uefast.trec_eval.registry import Selected, c_trunc, select_measures
 
 __all__ = ["Slot", "TrecEvalResult", "evaluate_trec", "evaluate_trec_files", "VERSIONS"]
 
@@ -211,7 +211,7 @@ def _compute(sel: list[Selected], p: Prepared, version: str, level: int, complet
             u = kb.utility(num_ret, num_rel, num_rel_ret, s.params, n_coll)
             mean_slot(s.names[0], m, np.where(bogus, 0.0, u))
         elif m == "relstring":
-            n = int(s.params[0])
+            n = c_trunc(s.params[0])  # m_relstring.c: (long) params[0]
             strs = []
             for q in range(e):
                 if bogus[q]:

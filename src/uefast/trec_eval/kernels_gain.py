@@ -15,6 +15,8 @@ import math
 import numba as nb
 import numpy as np
 
+from uefast.trec_eval.registry import c_atol, c_trunc
+
 __all__ = ["gain_tables", "ndcg", "ndcg_rel", "rndcg", "g_measure", "rbp"]
 
 
@@ -55,7 +57,7 @@ def gain_tables(pairs: list[tuple[str, float]], nrl_values: np.ndarray):
     counted = np.zeros((kmax + 1, m), np.bool_)
     size = np.zeros(kmax + 1, np.int64)
     for k in sorted(set(int(x) for x in nrl_values)):
-        items = [[int(name), float(val), False] for name, val in pairs if _valid_int(name)]
+        items = [[c_atol(name), float(val), False] for name, val in pairs if _valid_int(name)]
         for i in range(k):
             for it in items:
                 if it[0] == i:
@@ -63,7 +65,7 @@ def gain_tables(pairs: list[tuple[str, float]], nrl_values: np.ndarray):
                     break
             else:
                 items.append([i, float(i), True])
-        items = _msort(items, lambda x, y: int(x[1] - y[1]))
+        items = _msort(items, lambda x, y: c_trunc(x[1] - y[1], 32))
         for j, (lv, g, c) in enumerate(items):
             lev[k, j], gain[k, j], counted[k, j] = lv, g, c
         size[k] = len(items)

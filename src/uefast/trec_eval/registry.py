@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from uefast.errors import MeasureParseError
 
-__all__ = ["MeasureSpec", "MEASURES", "NICKNAMES", "Selected", "select_measures", "c_atof", "c_atol"]
+__all__ = ["MeasureSpec", "MEASURES", "NICKNAMES", "Selected", "select_measures", "c_atof", "c_atol", "c_trunc"]
 
 # kinds: runid | num_q | long | double | gm | cut_long | cut_double | p_double | p_pair | relstring
 LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -97,12 +97,26 @@ def c_atof(s: str) -> float:
     return float(m.group(0)) if m else 0.0
 
 
+LONG_MIN, LONG_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
 def c_atol(s: str) -> int:
-    """C ``atol``/``strtol``: the longest integer prefix of ``s`` (0 when there is none)."""
+    """C ``atol``/``strtol``: the longest integer prefix of ``s`` (0 when there is none), clamped
+    to ``[LONG_MIN, LONG_MAX]`` as glibc's ``strtol`` clamps a value beyond 64 bits."""
     import re
 
     m = re.match(r"\s*[+-]?\d+", s)
-    return int(m.group(0)) if m else 0
+    return min(max(int(m.group(0)), LONG_MIN), LONG_MAX) if m else 0
+
+
+def c_trunc(x: float, bits: int = 64) -> int:
+    """C's ``(long) x`` (``bits=64``) or ``(int) x`` (``bits=32``) on x86-64: truncation toward
+    zero; NaN, infinities and values outside the type's range give its minimum (``cvttsd2si``'s
+    "integer indefinite"), e.g. ``(long) 1e300 == LONG_MIN``."""
+    lo = -(2 ** (bits - 1))
+    if x != x or not lo <= x < -lo:
+        return lo
+    return int(x)
 
 
 @dataclass
