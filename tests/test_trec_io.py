@@ -63,6 +63,21 @@ def test_read_run_errors_name_file_line_text(tmp_path, text, match):
         read_run(_write(tmp_path, "run.txt", text))
 
 
+def test_invalid_utf8_names_file_line_and_text(tmp_path):
+    """It was "run.txt: file is not valid UTF-8 text": now the first line with such a field,
+    1-based, and its text (the bad bytes as \\xNN); a sequence cut by the field end is not
+    completed by the next field's bytes."""
+    r = tmp_path / "run.txt"
+    r.write_bytes(b"1 Q0 a 1 0.5 r\n# \xff comment\n1 Q0 c\xc3 1 0.5 r\n1 Q0 \xa9d 1 0.5 r\n")
+    with pytest.raises(InputError) as e:
+        read_run(r)
+    assert f"run.txt:3: text is not valid UTF-8: {'1 Q0 c' + chr(92) + 'xc3 1 0.5 r'!r}" in str(e.value)
+    q = tmp_path / "q.txt"
+    q.write_bytes(b"1 0 a 1\n1 0 b\xe9 1\n")
+    with pytest.raises(InputError, match=r"q.txt:2: text is not valid UTF-8: '1 0 b"):
+        read_qrels(q)
+
+
 def test_read_run_extra_columns_ignore(tmp_path):
     t = read_run(_write(tmp_path, "run.txt", "301 Q0 d1 1 2.5 s more junk\n"), extra_columns="ignore")
     assert t["system"].to_pylist() == ["s"]

@@ -123,7 +123,8 @@ def _gather(buf, starts, ends):
 def gather_strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, path) -> pa.Array:
     """Copy the byte ranges ``buf[starts[i]:ends[i]]`` into one Arrow ``string`` array.
 
-    The result is validated as UTF-8; invalid bytes raise :class:`InputError`.
+    The result is validated as UTF-8; invalid bytes raise :class:`InputError` naming the file,
+    the 1-based number of the first line with such a field and the line's text.
     """
     data, offsets = _gather(buf, np.ascontiguousarray(starts), np.ascontiguousarray(ends))
     n = starts.size
@@ -134,8 +135,23 @@ def gather_strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, pat
     try:
         arr.validate(full=True)
     except pa.ArrowInvalid:
-        raise InputError(f"{path}: file is not valid UTF-8 text") from None
+        raise _utf8_error(buf, starts, data, offsets, path) from None
     return arr
+
+
+def _utf8_error(buf, starts, data, offsets, path) -> InputError:
+    """:func:`gather_strings`' error for the first gathered field that is not valid UTF-8."""
+    # a newline between the fields keeps their checks apart (it neither completes nor continues
+    # a multi-byte sequence), so the first decoding error lies in the first invalid field
+    joined = np.insert(data, offsets[1:-1], 10)
+    try:
+        joined.tobytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        s = int(starts[int(np.count_nonzero(joined[:exc.start] == 10))])
+        nl = np.flatnonzero(buf[:s] == 10)
+        text = line_text(buf, int(nl[-1]) + 1 if nl.size else 0)
+        return InputError(f"{path}:{nl.size + 1}: text is not valid UTF-8: {text!r}")
+    return InputError(f"{path}: file is not valid UTF-8 text")
 
 
 def file_stem(path, suffixes) -> str:
@@ -196,12 +212,13 @@ def parse_integral(arr: pa.Array, *, path, what: str, buf, lineno, line_start) -
 
 
 def line_text(buf: np.ndarray, line_start: int, limit: int = 200) -> str:
-    """The text of the line that starts at byte ``line_start`` (for error messages)."""
+    """The text of the line that starts at byte ``line_start`` (for error messages; bytes that
+    are not UTF-8 shown as ``\\xNN``)."""
     end = line_start
     n = buf.size
     while end < n and buf[end] != 10 and end - line_start < limit:
         end += 1
-    return bytes(buf[line_start:end]).decode("utf-8", errors="replace").rstrip("\r")
+    return bytes(buf[line_start:end]).decode("utf-8", errors="backslashreplace").rstrip("\r")
 
 
 _FLOAT_RE = r"^[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[iI][nN][fF]([iI][nN][iI][tT][yY])?|[nN][aA][nN])$"
