@@ -178,11 +178,14 @@ def test_repeated_docno_is_an_error_only_where_trec_eval_checks(tmp_path, capsys
     assert main(["trec_eval", "-M2", "-mnum_ret", "-mmap", str(q), str(run)]) == 0
     assert capsys.readouterr().out.splitlines() == ["num_ret               \tall\t3",
                                                     "map                   \tall\t0.7500"]
-    # -M4: only 'c' repeats within the first 4; -M1000: both, the first pair in file order is named
-    for m, doc in (("-M4", "c"), ("-M1000", "a")):
-        assert main(["trec_eval", m, "-mmap", str(q), str(run)]) == 2
-        err = capsys.readouterr().err
-        assert f"{run}: docno '{doc}' retrieved twice for topic '1'" in err, err
+    # -M4: only 'c' repeats within the first 4; -M1000: both, the first pair in file order is
+    # named, with the lines (as `--ue`, which reads the run as a table, names them)
+    for m, doc, line, first in (("-M4", "c", 5, 4), ("-M1000", "a", 2, 1)):
+        for ue in ([], ["--ue"]):
+            assert main(["trec_eval", *ue, m, "-mmap", str(q), str(run)]) == 2
+            err = capsys.readouterr().err
+            assert (f"{run}:{line}: docno '{doc}' retrieved twice for topic '1' (trec_eval: "
+                    f"\"duplicate docs\"), first seen at line {first}: ") in err, err
     assert main(["trec_eval", "-mmap", str(q), str(run)]) == 2
     # the Arrow-table API: the same rule
     t = pa.table({"qid": ["1", "1", "1", "1", "1"], "docid": ["a", "a", "b", "c", "c"],
@@ -210,10 +213,12 @@ def test_nan_score_refused_in_an_evaluated_topic(tmp_path, capsys):
     (a number came out before) -- but only in topics that have qrels."""
     q, r = tmp_path / "q", tmp_path / "r"
     q.write_text("1 0 a 1\n1 0 b 0\n")
-    r.write_text("1 Q0 a 1 nan r\n1 Q0 b 2 1.0 r\n9 Q0 z 1 nan r\n")
-    assert main(["trec_eval", "-mmap", str(q), str(r)]) == 2
-    err = capsys.readouterr().err
-    assert f"{r}: score NaN (or missing) for docno 'a' in topic '1' (1 such rows" in err, err
+    r.write_text("# c\n9 Q0 z 1 nan r\n1 Q0 a 1 1.0 r\n\n1 Q0 b 2 nan r\n")
+    for ue in ([], ["--ue"]):
+        assert main(["trec_eval", *ue, "-mmap", str(q), str(r)]) == 2
+        err = capsys.readouterr().err
+        assert f"{r}:5: score NaN (or missing) for docno 'b' in topic '1' (1 such rows" in err, err
+        assert err.rstrip().endswith("drop those lines: '1 Q0 b 2 nan r'"), err
     r.write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n9 Q0 z 1 nan r\n")
     assert main(["trec_eval", "-mmap", str(q), str(r)]) == 0
     assert capsys.readouterr().out == "map                   \tall\t1.0000\n"

@@ -184,13 +184,16 @@ def main(argv: list[str]) -> int:
 
     extra = None
     if ue:
-        from uefast.io import read_qrels, read_run
+        from uefast.io import read_qrels
+        from uefast.trec_eval.prepare import ScannedRun
         from uefast.trec_eval.ue import ue_extra
 
-        # repeats are judged by evaluate_trec, where trec_eval judges them (evaluated topics, -M)
+        # repeats are judged by evaluate_trec, where trec_eval judges them (evaluated topics, -M);
+        # the run as a table (read_run, what the scan falls back to), its errors naming lines
         qrels = read_qrels(pos[0], duplicates="keep")
-        run_t = read_run(pos[1], extra_columns="ignore", ranks="ignore", duplicates="keep")
-        res = evaluate_trec(run_t, qrels, measures, version=version, relevance_level=level, complete=complete,
+        scanned = ScannedRun(pos[1], "ignore")._general()
+        run_t = scanned.table
+        res = evaluate_trec(scanned, qrels, measures, version=version, relevance_level=level, complete=complete,
                             max_docs=max_docs, judged_only=judged, num_docs_in_coll=n_coll)
         extra = ue_extra(res, run_t, qrels, relevance_level=level, complete=complete, max_docs=max_docs,
                          judged_only=judged, version=version)

@@ -74,6 +74,12 @@ def _parse(path: PathLike, k: int, *, min_fields: int, max_fields: int | None, l
     return p
 
 
+def run_lines(path: PathLike) -> _Parsed:
+    """The content lines of run file ``path``, row ``i`` being :func:`read_run`'s row ``i`` of
+    that file: ``run_lines(path).error(i, msg)`` is an error naming its line and text."""
+    return _parse(path, 1, min_fields=1, max_fields=None, layout="qid Q0 docno rank score runid")
+
+
 def _check_unique(code: np.ndarray, qid: pa.Array, doc: pa.Array, p: _Parsed, what: str,
                   hint=None) -> None:
     """Raise :class:`InputError` if two rows share (code, qid, docid) (hashing, verified bytewise);

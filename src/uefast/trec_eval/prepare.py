@@ -199,12 +199,14 @@ class Prepared:
 
 def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_docs: int | None = None,
             judged_only: bool = False, complete: bool = False, bogus_missing: bool = False,
-            level: int = 1, source: str = "run") -> Prepared:
+            level: int = 1, source: str = "run", run_file=None) -> Prepared:
     """Build :class:`Prepared` for one system's run (columns ``qid``, ``docid``, ``score``).
 
     A docno repeated within a topic is an error (``source`` names the run in the message) where
     trec_eval's ``form_res_rels.c`` finds it: among the first ``max_docs`` documents (``-M``) of
-    a topic that has qrels; elsewhere it is ranked like any row, as there.
+    a topic that has qrels; elsewhere it is ranked like any row, as there.  ``run_file``: the
+    run file ``run`` was read from (by :func:`uefast.io.read_run`, one row per content line),
+    whose line number and text such errors then name.
 
     ``float32_scores`` rounds scores to float32 first (trec_eval 9.x stores ``float sim``, which
     changes tie-breaking); ``bogus_missing`` gives qrels topics absent from the run a ranking of
@@ -238,17 +240,28 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
                            judged_only=judged_only, complete=complete, bogus_missing=bogus_missing,
                            level=level)
     qc = _fast.topic_codes(readonly(qd), qo[:-1], qo[1:], qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys)
-    idx = np.flatnonzero(qc >= 0)
+    idx = np.flatnonzero(qc >= 0)  # the run's rows kept, for error messages
     if idx.size < qc.size:
         qc, score = qc[idx], score[idx]
         doc = doc.take(pa.array(idx))
+
+    def error(r, msg, first=None):  # about kept row r (and kept row `first`)
+        if run_file is None:
+            return InputError(f"{source}: {msg}")
+        from uefast.io.trec import run_lines
+
+        lines = run_lines(run_file)
+        if first is not None:
+            msg += f", first seen at line {int(lines.lineno[idx[first]])}"
+        return lines.error(int(idx[r]), msg)
+
     nan = np.flatnonzero(np.isnan(score))
     if nan.size:  # trec_eval's comparator is false both ways for NaN: its qsort order is undefined
         r = int(nan[0])
-        raise InputError(f"{source}: score NaN (or missing) for docno {doc[r].as_py()!r} in topic "
-                         f"{qi.qids[int(qc[r])].as_py()!r} ({nan.size} such rows in topics with "
-                         f"qrels): trec_eval's ranking is undefined with NaN scores; fix or "
-                         f"drop those lines")
+        raise error(r, f"score NaN (or missing) for docno {doc[r].as_py()!r} in topic "
+                       f"{qi.qids[int(qc[r])].as_py()!r} ({nan.size} such rows in topics with "
+                       f"qrels): trec_eval's ranking is undefined with NaN scores; fix or "
+                       f"drop those lines")
     doff, ddata = str_buffers(doc)
     empty_off, empty = np.zeros(len(doc) + 1, np.int64), np.zeros(0, np.uint8)
     h = hash_keys(qc, doff, ddata, empty_off, empty)
@@ -262,10 +275,10 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
         so, sd = str_buffers(doc.take(pa.array(top)))
         i, j = first_duplicate(h[top], qc[top], so, sd, empty_off[:top.size + 1], empty)
         if j >= 0:
-            j = int(top[j])
+            i, j = int(top[i]), int(top[j])
     if j >= 0:
-        raise InputError(f"{source}: docno {doc[int(j)].as_py()!r} retrieved twice for topic "
-                         f"{qi.qids[int(qc[j])].as_py()!r} (trec_eval: \"duplicate docs\")")
+        raise error(int(j), f"docno {doc[int(j)].as_py()!r} retrieved twice for topic "
+                            f"{qi.qids[int(qc[j])].as_py()!r} (trec_eval: \"duplicate docs\")", int(i))
     # relevance lookup (hash join on (topic, docno), verified bytewise)
     ds, de = doff[:-1], doff[1:]
     r = _fast.probe_topic_rows(qc, readonly(ddata), ds, de, qi.table, qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end)
@@ -381,7 +394,7 @@ class ScannedRun:
         kw = dict(float32_scores=float32_scores, max_docs=max_docs, judged_only=judged_only, complete=complete,
                   bogus_missing=bogus_missing, level=level)
         if self.table is not None:
-            return prepare(self.table, qi, source=str(self.path), **kw)
+            return prepare(self.table, qi, source=str(self.path), run_file=self.path, **kw)
         score = self.score.astype(np.float32).astype(np.float64) if float32_scores else self.score
         order, counts, r, _ = _fast.run_index(
             self.buf, self.qs, self.qe, self.ds, self.de, self.dh, self.dw0, self.dw1, self.first, self.cnt,
