@@ -163,6 +163,8 @@ def test_read_letor_without_docids(tmp_path):
         ("x qid:1 1:0.2\n", None, r"t.txt:1: label 'x' is not an integer"),
         ("1 qid:1 1:0.2\n", "0.1\n0.2\n", r"2 scores but .*t.txt has 1 lines"),
         ("1 qid:1 1:0.2\n", "abc\n", r"s.txt:1: score 'abc' is not a number"),
+        # was "run: score column 's' has NaN at row 1" at evaluation (0-based, no file)
+        ("1 qid:1 1:0.2\n0 qid:1 1:0.1\n", "0.5\n NaN\n", r"s.txt:2: score 'NaN' is NaN .*: ' NaN'$"),
     ],
 )
 def test_read_letor_errors(tmp_path, letor, scores, match):

@@ -169,7 +169,8 @@ def numbers_per_line(path, kind: str, what: str, check_count=None):
     """The one number (``kind`` ``"float"`` or ``"int"``) on each content line of ``path`` (score
     files, group files), with the lines' numbers and start offsets and the buffer, for messages
     about them. ``check_count(n_lines)`` runs first; then a line without exactly one field, or
-    whose field is not such a number, is an error naming file, line and ``what``."""
+    whose field is not such a number (``nan`` is not: these numbers rank), is an error naming
+    file, line, ``what`` and the line's text."""
     buf = read_bytes(path)
     starts, ends, nfields, lines, lstart = scan_fields(buf, 1)
     if check_count is not None:
@@ -178,8 +179,13 @@ def numbers_per_line(path, kind: str, what: str, check_count=None):
         r = int(np.flatnonzero(nfields != 1)[0])
         raise InputError(f"{path}:{int(lines[r])}: expected one {what} per line: "
                          f"{line_text(buf, int(lstart[r]))!r}")
-    values = parse_numbers(gather_strings(buf, starts[0], ends[0], path=path), kind, path=path,
-                           what=what, buf=buf, lineno=lines, line_start=lstart)
+    field = gather_strings(buf, starts[0], ends[0], path=path)
+    values = parse_numbers(field, kind, path=path, what=what, buf=buf, lineno=lines, line_start=lstart)
+    nan = np.flatnonzero(np.isnan(values)) if kind == "float" else ()
+    if len(nan):
+        r = int(nan[0])
+        raise InputError(f"{path}:{int(lines[r])}: {what} {field[r].as_py()!r} is NaN (a ranking needs "
+                         f"numbers): {line_text(buf, int(lstart[r]))!r}")
     return values, lines, lstart, buf
 
 
