@@ -271,3 +271,20 @@ def test_integers_beyond_64_bits_are_clamped_as_strtol_does(files, capsys):
     # doubles cast to long / int as C does on x86-64 ((long) 1e400 == LONG_MIN): no traceback
     assert "relstring_1e400       \t1\t''" in _out(capsys, ["-q", "-mrelstring.1e400", *files])
     assert "ndcg_rel_1=1e400" in _out(capsys, ["-mndcg_rel.1=1e400", *files])
+
+
+def test_9_0_8_float_overflow_is_inf_without_a_warning(tmp_path, capsys):
+    """9.0.8 keeps scores as C float: 1e300 and 1e39 both become inf and tie (docno decides);
+    NumPy printed "RuntimeWarning: overflow encountered in cast" on stderr."""
+    import warnings
+
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("1 0 a 1\n1 0 b 0\n")
+    r.write_text("1 Q0 a 1 1e300 r\n1 Q0 b 2 1e39 r\n")
+    t = pa.table({"qid": ["1", "1"], "docid": ["a", "b"], "score": [1e300, 1e39], "system": ["r", "r"]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert _out(capsys, ["-q", "-mrelstring", "--trec-eval-version", "9.0.8", str(q), str(r)]) == \
+            "relstring             \t1\t'01'\n"
+        assert evaluate_trec(t, str(q), ["P.1"], version="9.0.8").slots[0].summary == 0.0
+    assert capsys.readouterr().err == ""

@@ -223,7 +223,7 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
     else:
         score = np.asarray(sc.to_numpy(zero_copy_only=False), dtype=np.float64)
     if float32_scores:
-        score = score.astype(np.float32).astype(np.float64)
+        score = _float32(score)
     qo, qd = str_buffers(qid)
     if not np.isnan(score).any():  # the fast path's kernels on the table's string buffers
         do, dd = str_buffers(doc)
@@ -284,6 +284,13 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
     r = _fast.probe_topic_rows(qc, readonly(ddata), ds, de, qi.table, qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end)
     return _finish(qi, ranked_rel(order, r, qi.row_label), counts, max_docs=max_docs, judged_only=judged_only,
                    complete=complete, bogus_missing=bogus_missing, level=level)
+
+
+def _float32(score: np.ndarray) -> np.ndarray:
+    """Scores as trec_eval 9.x keeps them (``float sim``): rounded to float32, those beyond its
+    range to +-inf as the C conversion gives them (without NumPy's overflow warning)."""
+    with np.errstate(over="ignore"):
+        return score.astype(np.float32).astype(np.float64)
 
 
 def _finish(qi: QrelsIndex, rel: np.ndarray, counts: np.ndarray, *, max_docs, judged_only,
@@ -395,7 +402,7 @@ class ScannedRun:
                   bogus_missing=bogus_missing, level=level)
         if self.table is not None:
             return prepare(self.table, qi, source=str(self.path), run_file=self.path, **kw)
-        score = self.score.astype(np.float32).astype(np.float64) if float32_scores else self.score
+        score = _float32(self.score) if float32_scores else self.score
         order, counts, r, _ = _fast.run_index(
             self.buf, self.qs, self.qe, self.ds, self.de, self.dh, self.dw0, self.dw1, self.first, self.cnt,
             self.byr, score, len(qi.qids), qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys, qi.table,
