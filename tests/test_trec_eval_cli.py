@@ -288,3 +288,12 @@ def test_9_0_8_float_overflow_is_inf_without_a_warning(tmp_path, capsys):
             "relstring             \t1\t'01'\n"
         assert evaluate_trec(t, str(q), ["P.1"], version="9.0.8").slots[0].summary == 0.0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("m", ["rbp", "rbp_resid", "dcg", "ideal_dcg", "unj.5"])
+def test_measures_trec_eval_10_added_are_illegal_in_9_0_8(files, capsys, m):
+    """9.0.8's measure table (as compiled into pytrec_eval) has none of them: trec_eval 9.0.8
+    says "illegal measure" (uefast computed rbp, rbp_resid, dcg, ideal_dcg in 9.0.8 mode)."""
+    with pytest.raises(MeasureParseError, match=rf"illegal measure '{m}' for trec_eval 9.0.8 \(a trec_eval 10.0 measure"):
+        cmd_trec_eval.main(["--trec-eval-version", "9.0.8", "-m", m, *files])
+    assert _out(capsys, ["-m", m, *files]).startswith(m.replace(".", "_"))

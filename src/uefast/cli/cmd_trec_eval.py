@@ -3,7 +3,8 @@
 Parses trec_eval's own (GNU getopt) argument syntax, e.g. ``-q -c -M1000 -m all_trec
 -mndcg_cut.10,20 qrels run``, plus uefast options:
 
-* ``--trec-eval-version 10.0|9.0.8`` (default 10.0): 9.0.8 is what pytrec_eval users get.
+* ``--trec-eval-version 10.0|9.0.8`` (default 10.0): 9.0.8 is what pytrec_eval users get; its
+  measure table has no unj, rbp, rbp_resid, dcg or ideal_dcg (illegal measures there).
 * ``--format text|tsv|jsonl|parquet`` and ``--output PATH`` (parquet needs ``--output``).
 * ``--ue``: after each measure that uefast's engine also computes (map, P_k, ndcg_cut_k,
   recip_rank, Rprec, recall_k, map_cut_k, success_k) print four more lines in the same format:

@@ -2,8 +2,8 @@
 
 :func:`evaluate_trec` is the Python entry point behind ``uefast trec_eval``.  It reproduces
 trec_eval 10.0 (default) or 9.0.8 (``version="9.0.8"``: float32 scores, ``(long)(x + 0.9)``
-recall cutoffs for iprec_at_recall / 11pt_avg, no unj/rbp in ``all_trec``, ``-c`` topics without
-results not printed) value for value.  Summary = sum over evaluated topics in topic order,
+recall cutoffs for iprec_at_recall / 11pt_avg, no unj/rbp/rbp_resid/dcg/ideal_dcg, ``-c``
+topics without results not printed) value for value.  Summary = sum over evaluated topics in topic order,
 divided by the number of topics (``-c``: number of qrels topics); gm_map / gm_bpref are
 exp(mean log(max(x, 1e-5))); num_* are sums.
 """

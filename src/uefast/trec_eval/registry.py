@@ -4,7 +4,9 @@ Mirrors ``measures.c`` / ``meas_init.c`` of trec_eval 9.0.8 and 10.0: measures a
 printed in table order (not command-line order); ``-m name.params`` attaches parameters (the first
 ``-m`` naming a measure wins); cutoff lists are sorted ascending and must not repeat; printed
 names are ``name_<cutoff>`` (``%ld``; ``%3.2f`` for fractional cutoffs) or ``name_<params as
-typed>`` for single-valued measures with parameters.
+typed>`` for single-valued measures with parameters.  trec_eval 9.0.8's table has no dcg,
+ideal_dcg, rbp, rbp_resid or unj (10.0 added them; the 9.0.8 table compiled into pytrec_eval has
+none of them): in 9.0.8 mode they are illegal measures, as there.
 """
 from __future__ import annotations
 
@@ -49,8 +51,8 @@ MEASURES: tuple[MeasureSpec, ...] = (
     MeasureSpec("11pt_avg", "p_double", DEC),
     MeasureSpec("binG", "double"),
     MeasureSpec("G", "p_pair"),
-    MeasureSpec("dcg", "p_pair"),
-    MeasureSpec("ideal_dcg", "p_pair"),
+    MeasureSpec("dcg", "p_pair", versions=("10.0",)),
+    MeasureSpec("ideal_dcg", "p_pair", versions=("10.0",)),
     MeasureSpec("ndcg", "p_pair"),
     MeasureSpec("ndcg_rel", "p_pair"),
     MeasureSpec("Rndcg", "p_pair"),
@@ -64,8 +66,8 @@ MEASURES: tuple[MeasureSpec, ...] = (
     MeasureSpec("set_map", "double"),
     MeasureSpec("set_F", "p_double", (1.0,)),
     MeasureSpec("num_nonrel_judged_ret", "long"),
-    MeasureSpec("rbp", "p_pair"),
-    MeasureSpec("rbp_resid", "double"),
+    MeasureSpec("rbp", "p_pair", versions=("10.0",)),
+    MeasureSpec("rbp_resid", "double", versions=("10.0",)),
     MeasureSpec("unj", "cut_long", (5, 10, 20), versions=("10.0",)),
 )
 _BY_NAME = {m.name: m for m in MEASURES}
@@ -194,9 +196,10 @@ def select_measures(args: list[str], version: str = "10.0") -> list[Selected]:
         spec = _BY_NAME.get(name)
         if spec is None or version not in spec.versions:
             known = ", ".join(m.name for m in MEASURES if version in m.versions)
+            since = "" if spec is None else f"a trec_eval {'/'.join(spec.versions)} measure; "
             raise MeasureParseError(
-                f"illegal measure '{arg}' for trec_eval {version} (supported: {known}; nicknames: "
-                f"{', '.join(nick)})"
+                f"illegal measure '{arg}' for trec_eval {version} ({since}supported: {known}; "
+                f"nicknames: {', '.join(nick)})"
             )
         marked.add(name)
     out = []
