@@ -297,3 +297,20 @@ def test_measures_trec_eval_10_added_are_illegal_in_9_0_8(files, capsys, m):
     with pytest.raises(MeasureParseError, match=rf"illegal measure '{m}' for trec_eval 9.0.8 \(a trec_eval 10.0 measure"):
         cmd_trec_eval.main(["--trec-eval-version", "9.0.8", "-m", m, *files])
     assert _out(capsys, ["-m", m, *files]).startswith(m.replace(".", "_"))
+
+
+def test_measure_parameters_checked_as_trec_eval_checks_them(files, capsys):
+    """trec_eval.c keeps any measure's parameters and only the measures that take some read
+    them (``-m map.5`` prints map; uefast refused it); meas_init.c's get_param_pairs wants each
+    comma-separated parameter to be one name=value (``1=2=3`` was read as 1=2; ``=3``, an
+    empty name that no label matches, was refused); an empty parameter list after any ``-m
+    name.`` is an error."""
+    assert _out(capsys, ["-mmap.5", "-mrecip_rank.10", "-mnum_q.3", *files]) == \
+        _out(capsys, ["-mmap", "-mrecip_rank", "-mnum_q", *files])
+    assert _out(capsys, ["-mndcg.=3", *files]).replace("ndcg_=3  ", "ndcg     ") == _out(capsys, ["-mndcg", *files])
+    for bad in ("1=2=3", "1=2,", "1=2,3", ",1=2", "1=2,,3=4"):
+        with pytest.raises(MeasureParseError, match=f"malformed pair parameters in '{bad}'"):
+            cmd_trec_eval.main([f"-mndcg.{bad}", *files])
+    for arg in (["-mP.5", "-mP."], ["-mofficial."], ["-mmap."]):
+        with pytest.raises(MeasureParseError, match=r"improper measure parameters in '\w+\.'"):
+            cmd_trec_eval.main([*arg, *files])

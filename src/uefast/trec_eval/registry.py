@@ -2,7 +2,7 @@
 
 Mirrors ``measures.c`` / ``meas_init.c`` of trec_eval 9.0.8 and 10.0: measures are computed and
 printed in table order (not command-line order); ``-m name.params`` attaches parameters (the first
-``-m`` naming a measure wins); cutoff lists are sorted ascending and must not repeat; printed
+``-m`` naming a measure wins; a measure without parameters ignores them); cutoff lists are sorted ascending and must not repeat; printed
 names are ``name_<cutoff>`` (``%ld``; ``%3.2f`` for fractional cutoffs) or ``name_<params as
 typed>`` for single-valued measures with parameters.  trec_eval 9.0.8's table has no dcg,
 ideal_dcg, rbp, rbp_resid or unj (10.0 added them; the 9.0.8 table compiled into pytrec_eval has
@@ -143,8 +143,6 @@ class Selected:
 
 
 def _parse_params(spec: MeasureSpec, text: str) -> Selected:
-    if text == "":
-        raise MeasureParseError(f"improper measure parameters in '{spec.name}.' (empty parameter list)")
     parts = text.split(",")
     k = spec.kind
     if k == "cut_long":
@@ -164,15 +162,14 @@ def _parse_params(spec: MeasureSpec, text: str) -> Selected:
         if spec.name == "utility" and len(vals) != 4:
             raise MeasureParseError(f"measure 'utility.{text}': needs exactly 4 coefficients")
         return Selected(spec, vals, text)
-    if k == "p_pair":
-        pairs = []
-        for p in parts:
-            if "=" not in p or p.startswith("="):
-                raise MeasureParseError(f"measure '{spec.name}.{text}': parameters must be level=gain pairs")
-            name, val = p.split("=", 1)
-            pairs.append((name, c_atof(val)))
+    if k == "p_pair":  # meas_init.c get_param_pairs: each parameter is one name=value
+        if any(p.count("=") != 1 for p in parts):
+            raise MeasureParseError(f"measure '{spec.name}.{text}': malformed pair parameters in "
+                                    f"'{text}' (each comma-separated parameter must be name=value)")
+        pairs = [(name, c_atof(val)) for name, val in (p.split("=") for p in parts)]
         return Selected(spec, (), text, pairs)
-    raise MeasureParseError(f"measure '{spec.name}' takes no parameters (got '{spec.name}.{text}')")
+    # a measure without parameters: trec_eval keeps them but its init never reads them
+    return Selected(spec, tuple(spec.default))
 
 
 def select_measures(args: list[str], version: str = "10.0") -> list[Selected]:
@@ -186,6 +183,8 @@ def select_measures(args: list[str], version: str = "10.0") -> list[Selected]:
     params: dict[str, str] = {}
     for arg in args or ["official"]:
         name, dot, text = arg.partition(".")
+        if dot and not text:  # trec_eval.c add_meas_arg_info, for any -m argument
+            raise MeasureParseError(f"improper measure parameters in '{arg}' (empty parameter list)")
         if name in UNSUPPORTED:
             raise MeasureParseError(f"measure '{arg}' is not supported by uefast trec_eval: {UNSUPPORTED[name]}")
         if dot and name not in params:
