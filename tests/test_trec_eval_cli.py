@@ -314,3 +314,18 @@ def test_measure_parameters_checked_as_trec_eval_checks_them(files, capsys):
     for arg in (["-mP.5", "-mP."], ["-mofficial."], ["-mmap."]):
         with pytest.raises(MeasureParseError, match=r"improper measure parameters in '\w+\.'"):
             cmd_trec_eval.main([*arg, *files])
+
+
+def test_long_options_take_unambiguous_prefixes(files, capsys):
+    """trec_eval parses with getopt_long: ``--query`` is ``--query_eval_wanted`` (uefast said
+    "unknown option"); an ambiguous prefix or a value given to a flag is an error."""
+    full = _out(capsys, ["--query_eval_wanted", "--measure=P.1", "--level_for_rel", "2", *files])
+    assert _out(capsys, ["--query", "--meas=P.1", "--lev", "2", *files]) == full
+    assert _out(capsys, ["--q", "--m", "P.1", "--level_for_rel=2", *files]) == full
+    with pytest.raises(InputError, match="option '--R' is ambiguous; possibilities: '--Rel_info_format' "
+                                         "'--Results_format'"):
+        cmd_trec_eval.main(["--R", "qrels", *files])
+    with pytest.raises(InputError, match="option '--query_eval_wanted' doesn't allow an argument"):
+        cmd_trec_eval.main(["--query=1", *files])
+    with pytest.raises(InputError, match="unknown option '--queries'"):
+        cmd_trec_eval.main(["--queries", *files])

@@ -1,7 +1,8 @@
 """``uefast trec_eval``: a drop-in for NIST trec_eval (same arguments, byte-identical output).
 
 Parses trec_eval's own (GNU getopt) argument syntax, e.g. ``-q -c -M1000 -m all_trec
--mndcg_cut.10,20 qrels run``, plus uefast options:
+-mndcg_cut.10,20 qrels run`` (long options may be cut to an unambiguous prefix, ``--query``, as
+``getopt_long`` allows), plus uefast options:
 
 * ``--trec-eval-version 10.0|9.0.8`` (default 10.0): 9.0.8 is what pytrec_eval users get; its
   measure table has no unj, rbp, rbp_resid, dcg or ideal_dcg (illegal measures there).
@@ -53,6 +54,20 @@ def run(args: argparse.Namespace) -> int:
     return main(list(args.args))
 
 
+def _long_name(name: str) -> str:
+    """The long option ``--name`` stands for: getopt_long takes an exact name or an unambiguous
+    prefix of one (``--query`` for ``--query_eval_wanted``)."""
+    if name in _LONG:
+        return name
+    found = [n for n in _LONG if name and n.startswith(name)]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise InputError(f"option '--{name}' is ambiguous; possibilities: "
+                         f"{' '.join(repr('--' + n) for n in found)}\n{USAGE}")
+    raise InputError(f"unknown option '--{name}'\n{USAGE}")
+
+
 def _parse(argv: list[str]):
     opts: list[tuple[str, str | None]] = []
     pos: list[str] = []
@@ -65,9 +80,10 @@ def _parse(argv: list[str]):
             break
         if a.startswith("--"):
             name, eq, val = a[2:].partition("=")
-            if name not in _LONG:
-                raise InputError(f"unknown option '--{name}'\n{USAGE}")
+            name = _long_name(name)
             key, takes = _LONG[name]
+            if eq and not takes:
+                raise InputError(f"option '--{name}' doesn't allow an argument\n{USAGE}")
             if takes and not eq:
                 if i >= len(argv):
                     raise InputError(f"option '--{name}' needs a value")
