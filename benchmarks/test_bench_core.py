@@ -74,8 +74,8 @@ def test_uefast_one_system_ndcg10_only(benchmark):
 def test_uefast_one_system_300k_queries(benchmark):
     """The 300,000-query variant (~36 M rows), uefast only (peers need minutes and > 10 GB)."""
     t = mslr_table(N_QUERIES_LARGE, 1, seed=7)
-    _run(benchmark, "uefast 1 system, 300k queries", lambda: uefast.evaluate(t, measures=MEASURES),
-         t.num_rows, 3)
+    _run(benchmark, f"uefast 1 system, {N_QUERIES_LARGE:,} queries",
+         lambda: uefast.evaluate(t, measures=MEASURES), t.num_rows, 3)
 
 
 def test_uefast_all_systems(benchmark):
@@ -85,23 +85,34 @@ def test_uefast_all_systems(benchmark):
          ROUNDS)
 
 
-def _string_docids(t):
+def _string_docids(t, shuffled=False):
     """The same table with docids written as strings ("LA" + number), as TREC runs carry them:
-    trec_eval's tie order is then byte order, not numeric."""
+    trec_eval's tie order is then byte order, not numeric. The generator's docids rise with
+    position in every query, which the tie paths exploit (a best case); ``shuffled`` scrambles
+    the numbers (x * 2654435761 mod 2^32, a bijection: still unique in a query) so that docid
+    order is unrelated to position and the strings differ in width, as real runs' docids are."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    ds = pc.binary_join_element_wise(pa.scalar("LA"), pc.cast(t["docid"], pa.string()), "")
-    return t.set_column(t.column_names.index("docid"), "docid", ds.combine_chunks())
+    num = t["docid"]
+    if shuffled:
+        x = num.to_numpy().astype(np.uint64)
+        num = pa.array((x * np.uint64(2654435761)) % np.uint64(2**32))
+    ds = pc.binary_join_element_wise(pa.scalar("LA"), pc.cast(num, pa.string()), "")
+    return t.set_column(t.column_names.index("docid"), "docid", ds.combine_chunks()
+                        if isinstance(ds, pa.ChunkedArray) else ds)
 
 
-@pytest.mark.parametrize("system,docs", [("sys3", "int"), ("sys0", "string"), ("sys3", "string")])
+@pytest.mark.parametrize("system,docs", [("sys3", "int"), ("sys0", "string"), ("sys3", "string"),
+                                         ("sys3", "shuffled string")])
 def test_uefast_one_system_docid_kinds(benchmark, system, docs):
     """One untied (sys0) or heavily tied (sys3) system with integer or string docids: trec_eval's
-    tie order by docid bytes is the case that string docids make expensive."""
+    tie order by docid bytes is the case that string docids make expensive; "shuffled string"
+    docids do not rise with position (no shortcut)."""
     t = mslr_table().select(["qid", "docid", "label", system])
-    if docs == "string":
-        t = _string_docids(t)
+    if docs != "int":
+        t = _string_docids(t, shuffled=docs.startswith("shuffled"))
     tied = " tied" if system == "sys3" else ""
     _run(benchmark, f"uefast 1{tied} system ({system}), {docs} docids",
          lambda: uefast.evaluate(t, measures=MEASURES), t.num_rows, ROUNDS)
@@ -120,6 +131,17 @@ def _dicts(t):
     return qrels, run
 
 
+def _assert_same_values(peer: dict, t) -> None:
+    """The peer computed what uefast computed: ``peer[(qid, "nDCG@10" | "AP")]`` equals uefast's
+    value for every query (to 1e-9), so the timings compare the same work."""
+    out = uefast.evaluate(t, measures=MEASURES, ue=False)
+    ours = {(str(q), m): v for q, m, v in zip(out["qid"].to_pylist(), out["measure"].to_pylist(),
+                                              out["value"].to_pylist())}
+    assert peer.keys() == ours.keys()
+    worst = max(abs(peer[k] - ours[k]) for k in ours)
+    assert worst <= 1e-9, worst
+
+
 def test_peer_pytrec_eval(benchmark):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     t = _one_system()
@@ -129,17 +151,21 @@ def test_peer_pytrec_eval(benchmark):
         return pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10", "map"}).evaluate(run)
 
     _run(benchmark, "pytrec_eval", go, t.num_rows, PEER_ROUNDS)
+    _assert_same_values({(q, m): v[k] for q, v in go().items()
+                         for m, k in (("nDCG@10", "ndcg_cut_10"), ("AP", "map"))}, t)
 
 
 def test_peer_ir_measures(benchmark):
     ir_measures = pytest.importorskip("ir_measures")
     t = _one_system()
+    names = {str(ir_measures.nDCG @ 10): "nDCG@10", str(ir_measures.AP): "AP"}
 
     def go():
         qrels, run = _dicts(t)
         return list(ir_measures.iter_calc([ir_measures.nDCG @ 10, ir_measures.AP], qrels, run))
 
     _run(benchmark, "ir_measures", go, t.num_rows, PEER_ROUNDS)
+    _assert_same_values({(r.query_id, names[str(r.measure)]): r.value for r in go()}, t)
 
 
 def test_peer_ranx_dict(benchmark):
@@ -152,6 +178,10 @@ def test_peer_ranx_dict(benchmark):
                              return_mean=False, save_results_in_run=False)
 
     _run(benchmark, "ranx (dict)", go, t.num_rows, PEER_ROUNDS)
+    qids = list(ranx.Qrels(_dicts(t)[0]).keys())  # ranx's per-query arrays follow its Qrels order
+    res = go()
+    _assert_same_values({(q, m): float(res[k][i]) for i, q in enumerate(qids)
+                         for m, k in (("nDCG@10", "ndcg@10"), ("AP", "map"))}, t)
 
 
 _PEAK = r"""
@@ -195,7 +225,9 @@ def test_zz_report():
     for name, sec in TIMES.items():
         if name.startswith("_"):
             continue
-        lines.append(f"| {name} | {sec:.3f} | {ROWS[name] / sec / 1e6:.1f} M | {sec / base:.1f}x |")
+        # a time ratio means something only on the same table (the large variant is another)
+        ratio = f"{sec / base:.1f}x" if ROWS[name] == ROWS["uefast 1 system"] else "– (other table)"
+        lines.append(f"| {name} | {sec:.3f} | {ROWS[name] / sec / 1e6:.1f} M | {ratio} |")
     if "_input_bytes" in TIMES:
         lines.append("")
         lines.append(f"Peak extra memory during one evaluate call: {TIMES['_extra_bytes'] / 2**20:.0f} MiB "

@@ -6,7 +6,8 @@ default kernel and, with ``UEFAST_CUDA_NET_MAX=1024``, the shared-memory network
 
     python -m pytest benchmarks/test_bench_gpu.py -s
 
-The ratios (GPU time / CPU time, same machine, same run) are printed by ``test_zz_report``.
+The ratios (CPU time / GPU time, "cpu/gpu": above 1 means the GPU is faster; same machine, same run)
+are printed by ``test_zz_report``.
 """
 from __future__ import annotations
 
