@@ -190,7 +190,7 @@ def test_tsv_refuses_a_tab_inside_a_value(tmp_path, capsys):
     pq.write_table(pa.table({"qid": ["a\tb", "a\tb"], "label": [1, 0], "s": [0.5, 0.1]}), path)
     assert main(["evaluate", str(path), "--format", "tsv", "--per-query"]) == 2
     err = capsys.readouterr().err
-    assert "--format tsv: a text value holds a tab or a line break" in err
+    assert "--format tsv: column 'qid' holds 'a\\tb', with a tab or a line break" in err
 
 
 def test_tsv_keeps_full_precision_for_compare(tmp_path, capsys):
@@ -320,7 +320,7 @@ def test_integer_qid_table_with_trec_qrels_and_table_qrels(tmp_path, capsys):
     pq.write_table(run, tmp_path / "run.parquet")
     assert main(["evaluate", str(tmp_path / "run.parquet"), "--qrels", q, "-m", "AP", "--format", "tsv"]) == 0
     out, err = capsys.readouterr()
-    assert "compared as decimal text" in err
+    assert "qrels column 'qid' read as int64 to match the run" in err
     assert main(["evaluate", "--run", a, "--qrels", q, "-m", "AP", "--format", "tsv"]) == 0
     want = capsys.readouterr().out.splitlines()[1].split("\t")[2:]
     assert out.splitlines()[1].split("\t")[2:] == want
@@ -328,6 +328,12 @@ def test_integer_qid_table_with_trec_qrels_and_table_qrels(tmp_path, capsys):
     pq.write_table(qrels, tmp_path / "qrels.bin")  # Parquet found by its magic bytes
     assert main(["evaluate", "--run", a, "--qrels", str(tmp_path / "qrels.bin"), "-m", "AP", "--format", "tsv"]) == 0
     assert capsys.readouterr().out.splitlines()[1].split("\t")[2:] == want
+    # qrels ids that are not all integers: the run's integers are compared as text instead
+    (tmp_path / "qx.txt").write_text(open(q).read() + "q9 0 d1 1\n")
+    assert main(["evaluate", str(tmp_path / "run.parquet"), "--qrels", str(tmp_path / "qx.txt"),
+                 "-m", "AP", "--format", "tsv"]) == 0
+    out, err = capsys.readouterr()
+    assert "compared as decimal text" in err and out.splitlines()[1].split("\t")[2:] == want
 
 
 def test_nan_score_in_a_run_file_names_file_and_line(tmp_path, capsys):
@@ -379,3 +385,67 @@ def test_streamed_table_gets_the_in_memory_checks(tmp_path, capsys, monkeypatch)
     monkeypatch.delenv("UEFAST_STREAMING_THRESHOLD")
     assert main(["evaluate", "", "-m", "AP"]) == 2
     assert "file not found: ''" in capsys.readouterr().err
+
+
+def test_csv_ids_stay_text_and_integer_score_columns_count(tmp_path, capsys):
+    """CSV type inference made docid 0001 the integer 1 (no longer the qrels' 0001: AP 0, exit
+    0), merged LETOR qids 01 and 1, and dropped a score column whose values are whole numbers."""
+    (tmp_path / "run.csv").write_text("qid,docid,score\n1,0001,3.0\n1,0002,2.0\n1,0003,1.0\n")
+    (tmp_path / "qrels.txt").write_text("1 0 0001 1\n1 0 0002 0\n1 0 0003 1\n")
+    assert main(["evaluate", str(tmp_path / "run.csv"), "--qrels", str(tmp_path / "qrels.txt"),
+                 "-m", "AP", "--format", "tsv"]) == 0
+    row = capsys.readouterr().out.splitlines()[1].split("\t")
+    assert float(row[3]) == pytest.approx(5 / 6)
+    (tmp_path / "l.csv").write_text("qid,label,bm25,rankscore\n01,1,1.5,3\n01,0,2.5,1\n"
+                                    "1,1,0.5,2\n1,0,0.1,1\n")
+    assert main(["evaluate", str(tmp_path / "l.csv"), "-m", "P@1", "--per-query",
+                 "--format", "jsonl"]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert {(r["system"], r["qid"]) for r in rows} == {
+        ("bm25", "01"), ("bm25", "1"), ("rankscore", "01"), ("rankscore", "1")}
+    assert main(["evaluate", str(tmp_path / "l.csv"), "-m", "P@1", "--score-columns",
+                 "rankscore", "--format", "jsonl"]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [(r["system"], r["value"]) for r in rows] == [("rankscore", 1.0)]
+
+
+def test_integer_run_ids_against_text_qrels_alike_in_memory_and_streamed(tmp_path, capsys,
+                                                                         monkeypatch):
+    """One rule for both paths (the qrels read as the run's kind): the same input gave exit 2 in
+    memory and AP 0.6667 streamed, and a string qid column in one, int64 in the other."""
+    import pyarrow as pa
+
+    run = tmp_path / "ri.parquet"
+    pq.write_table(pa.table({"qid": [1, 1, 1, 2, 2], "docid": ["a", "b", "c", "a", "b"],
+                             "score": [3.0, 2, 1, 1, 2]}), run)
+    (tmp_path / "q.txt").write_text("001 0 a 1\n001 0 b 0\n001 0 c 1\n002 0 a 1\n002 0 b 0\n")
+    outs = []
+    for threshold in (None, "1"):
+        if threshold:
+            monkeypatch.setenv("UEFAST_STREAMING_THRESHOLD", threshold)
+        out = tmp_path / f"o{threshold}.parquet"
+        assert main(["evaluate", str(run), "--qrels", str(tmp_path / "q.txt"), "-m", "AP",
+                     "--per-query", "--format", "parquet", "-o", str(out)]) == 0
+        assert "read as int64 to match the run" in capsys.readouterr().err
+        outs.append(pq.read_table(out))
+    for t in outs:
+        assert t.schema.field("qid").type == pa.int64()
+        assert t["value"].to_pylist() == pytest.approx([(1 + 2 / 3) / 2, 0.5])
+    # a streamed per-query file carries the same metadata as the in-memory one
+    assert set(outs[1].schema.metadata) == set(outs[0].schema.metadata)
+
+
+def test_tsv_refuses_tabs_without_leaving_a_file_and_options_that_do_nothing(tmp_path, capsys):
+    import pyarrow as pa
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"qid": ["a\tb", "a\tb"], "label": [1, 0], "s": [0.1, 0.2]}), path)
+    out = tmp_path / "x.tsv"
+    assert main(["evaluate", str(path), "--per-query", "--format", "tsv", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "column 'qid' holds 'a\\tb'" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    assert main(["evaluate", "--format", "tsv", "--limit", "3"]) == 2
+    assert "--limit applies to --format text" in capsys.readouterr().err
+    assert main(["evaluate", "--queries", "qrels"]) == 2
+    assert "--queries applies to TREC-style input" in capsys.readouterr().err

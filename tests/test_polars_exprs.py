@@ -189,3 +189,9 @@ def test_concurrent_calls_from_threads():
     with ThreadPoolExecutor(8) as ex:
         for i, out in ex.map(job, range(24)):
             assert out.equals(refs[i % 4])
+
+
+def test_empty_stats_refused_when_the_expression_is_built():
+    """Was a Polars ComputeError about aggregation lengths at collect."""
+    with pytest.raises(uefast.InputError, match="`stats` must name at least one of"):
+        uep.measures("label", "score", ["AP"], stats=())

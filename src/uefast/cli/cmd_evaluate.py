@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 
@@ -15,7 +16,9 @@ measure's ideal upper bound (IUB), exact random expected baseline (REB) and UE s
 
 Inputs (one of):
   TABLE            a LETOR-style Parquet/CSV/Feather table (qid, label, score columns[, docid])
-                   or, with --qrels, a TREC-style table (qid, docid, score[, system])
+                   or, with --qrels, a TREC-style table (qid, docid, score[, system]);
+                   in CSV/TSV, qid, docid and system are read as text (001 stays 001) and every
+                   other numeric column but label as a score
   --run FILE...    TREC run files (several become several systems), needs --qrels
   --letor FILE     an SVMlight/LETOR file, scored by --scores FILE... (one score per line)
                    (LightGBM/XGBoost files without qid: take their queries from --group FILE)
@@ -55,8 +58,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="cuda: rank on an NVIDIA GPU (needs the gpu extra); same values")
     p.add_argument("--degenerate", choices=["zero", "nan", "drop"], default="zero")
     p.add_argument("--rel-level", type=int, default=1, help="relevance threshold (label >= N)")
-    p.add_argument("--queries", choices=["intersect", "qrels"], default="intersect",
-                   help="TREC style: queries in both run and qrels, or every qrels query (-c)")
+    p.add_argument("--queries", choices=["intersect", "qrels"], default=None,
+                   help="TREC style: queries in both run and qrels (default), or every qrels "
+                        "query (-c)")
+    p.add_argument("--score-columns", nargs="+", action="extend", metavar="COLUMN", default=None,
+                   help="LETOR-style TABLE: the score columns, one system each (default: every "
+                        "floating-point column but qid, docid, label, system)")
     p.add_argument("--per-query", action="store_true",
                    help="per-query rows (text: then the means; tsv/jsonl/parquet: the per-query "
                         "table only)")
@@ -79,10 +86,17 @@ def _read_table(path: str, what: str):
         raise InputError(f"{what}: file not found: {path!r}")
     low = path.lower()
     try:
-        if low.endswith((".csv", ".csv.gz")):
-            return pcsv.read_csv(path)
-        if low.endswith((".tsv", ".tsv.gz")):
-            return pcsv.read_csv(path, parse_options=pcsv.ParseOptions(delimiter="\t"))
+        if low.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
+            # ids are text (type inference made 0001 the integer 1, no longer the qrels' 0001);
+            # a CSV writer drops ".0", so an integer column is a score column like a float one
+            keys = {"qid", "docid", "system"}
+            t = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(
+                delimiter="\t" if low.endswith((".tsv", ".tsv.gz")) else ","),
+                convert_options=pcsv.ConvertOptions(column_types={k: pa.string() for k in keys}))
+            for i, f in enumerate(t.schema):
+                if pa.types.is_integer(f.type) and f.name not in keys | {"label"}:
+                    t = t.set_column(i, f.name, t[f.name].cast(pa.float64()))
+            return t
         if low.endswith((".feather", ".arrow", ".ipc")):
             return pf.read_table(path)
         return read_parquet(path)
@@ -107,6 +121,14 @@ def _check_inputs(args) -> None:
     run_names(args)  # --names: only with --run, one per file
     if args.limit is not None and args.limit < 0:
         raise InputError(f"--limit must be >= 0, got {args.limit}")
+    if args.limit is not None and args.format != "text":
+        raise InputError(f"--limit applies to --format text (tsv, jsonl and parquet hold every "
+                         f"row), not --format {args.format}")
+    trec = args.run is not None or (args.table is not None and args.qrels)
+    if args.queries is not None and not trec:
+        raise InputError("--queries applies to TREC-style input (TABLE or --run with --qrels)")
+    if args.score_columns is not None and (args.table is None or args.qrels):
+        raise InputError("--score-columns applies to a LETOR-style TABLE (without --qrels)")
 
 
 _TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".tsv", ".tsv.gz", ".feather", ".arrow", ".ipc")
@@ -158,9 +180,13 @@ def _cast_column(table, name, type_):
     return table.set_column(table.schema.get_field_index(name), name, table[name].cast(type_))
 
 
-def _align_qrels(run_schema, qrels):
-    """Streamed run (only its schema at hand): qrels keys of the other kind are cast to the run's
-    (text qrels ids to integers where they all are; integer ones to text), with a note."""
+def _align_keys(run_schema, qrels, run=None):
+    """qid / docid held as integers by one input and as text by the other (a Parquet run and a
+    TREC qrels file): the qrels are read as the run's kind -- text as integers where every id is
+    one (``001`` is then 1), integers as text -- with a note on stderr. Where the qrels' text is
+    not all integers the in-memory ``run`` is read as text instead (a streamed run, ``run=None``,
+    cannot be: an error). The same rule for both paths, so one input gives one result whatever
+    its size. Returns ``(run, qrels)``."""
     import pyarrow as pa
 
     from uefast.errors import InputError
@@ -169,28 +195,16 @@ def _align_qrels(run_schema, qrels):
         target = pa.int64() if run_int else pa.string()
         try:
             qrels = _cast_column(qrels, name, target)
+            print(f"uefast evaluate: note: qrels column {name!r} read as {target} to match the "
+                  f"run", file=sys.stderr)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            raise InputError(f"the streamed run's column {name!r} holds integers but the qrels' "
-                             f"hold text that is not all integers; write the run's {name} as "
-                             f"text") from None
-        print(f"uefast evaluate: note: qrels column {name!r} read as {target} to match the run",
-              file=sys.stderr)
-    return qrels
-
-
-def _same_key_kinds(run, qrels):
-    """A run table with integer qids (or docids) and qrels with text ones (a TREC qrels file):
-    the integers are compared as their decimal text, with a note (the Python API asks for a cast;
-    the command line cannot)."""
-    import pyarrow as pa
-
-    for name, run_int in _key_mismatches(run.schema, qrels):
-        print(f"uefast evaluate: note: {'run' if run_int else 'qrels'} column {name!r} holds "
-              f"integers, the other input text: compared as decimal text", file=sys.stderr)
-        if run_int:
+            if run is None:
+                raise InputError(f"the streamed run's column {name!r} holds integers but the "
+                                 f"qrels' hold text that is not all integers; write the run's "
+                                 f"{name} as text") from None
             run = _cast_column(run, name, pa.string())
-        else:
-            qrels = _cast_column(qrels, name, pa.string())
+            print(f"uefast evaluate: note: run column {name!r} holds integers, the qrels' text "
+                  f"that is not all integers: compared as decimal text", file=sys.stderr)
     return run, qrels
 
 
@@ -210,13 +224,13 @@ def _load(args):
         from uefast.io import read_run
 
         run = read_run(args.run, system=names, nan="error")
-        return (*_same_key_kinds(run, _read_qrels_arg(args.qrels)), {}, " ".join(args.run))
+        return (*_align_keys(run.schema, _read_qrels_arg(args.qrels), run), {}, " ".join(args.run))
     if args.table is not None:
         t = _read_table(args.table, "table")
         if args.qrels:
-            t, qrels = _same_key_kinds(t, _read_qrels_arg(args.qrels))
+            t, qrels = _align_keys(t.schema, _read_qrels_arg(args.qrels), t)
             return t, qrels, {}, args.table
-        return t, None, {}, args.table
+        return t, None, {"score_columns": args.score_columns}, args.table
     if args.qrels:
         raise InputError("--qrels needs a run (TABLE or --run FILE...)")
     from uefast.sample import letor_sample
@@ -239,43 +253,48 @@ def run(args) -> int:
     table, qrels, kw, source = _load(args)
     res = uefast.evaluate(table, qrels, args.measures, ue=args.ue, ties=args.ties, reb=args.reb,
                           degenerate=args.degenerate, rel_level=args.rel_level,
-                          queries=args.queries, backend=args.backend, **kw)
+                          queries=args.queries or "intersect", backend=args.backend, **kw)
     account_unevaluated(res)
     account_dropped(res)
     means = uefast.aggregate(res)
-    out = open(args.output, "w") if args.output and args.format != "parquet" else sys.stdout
-    try:
-        if args.format == "parquet":
-            import pyarrow.parquet as pq
+    if args.format == "parquet":
+        import pyarrow.parquet as pq
 
-            if not args.output:
-                from uefast.errors import InputError
+        if not args.output:
+            from uefast.errors import InputError
 
-                raise InputError("--format parquet needs --output FILE")
-            pq.write_table(res if args.per_query else means, args.output)
-            return 0
-        chosen = res if args.per_query else means
-        if args.format == "tsv":
-            _write_tsv(chosen, out)
-        elif args.format == "jsonl":
-            _write_jsonl(chosen, out)
-        else:
-            limit = args.limit
-            if source is None:
-                print("uefast: no input given; evaluating the embedded sample "
-                      "(uefast.sample.letor_sample(): 60 synthetic queries, 4 systems)\n", file=out)
-                if limit is None:
-                    limit = 12
-            if args.per_query or source is None:
-                print("per query:", file=out)
-                print(_text_table(res, limit), file=out)
-                print("", file=out)
-            print("mean over queries:", file=out)
-            print(_text_table(means, None), file=out)
-    finally:
-        if out is not sys.stdout:
-            out.close()
+            raise InputError("--format parquet needs --output FILE")
+        pq.write_table(res if args.per_query else means, args.output)
+        return 0
+    chosen = res if args.per_query else means
+    if args.format in ("tsv", "jsonl"):
+        _emit(args.output, _tsv_text(chosen) if args.format == "tsv" else _jsonl_text(chosen))
+        return 0
+    out = io.StringIO()
+    limit = args.limit
+    if source is None:
+        print("uefast: no input given; evaluating the embedded sample "
+              "(uefast.sample.letor_sample(): 60 synthetic queries, 4 systems)\n", file=out)
+        if limit is None:
+            limit = 12
+    if args.per_query or source is None:
+        print("per query:", file=out)
+        print(_text_table(res, limit), file=out)
+        print("", file=out)
+    print("mean over queries:", file=out)
+    print(_text_table(means, None), file=out)
+    _emit(args.output, out.getvalue())
     return 0
+
+
+def _emit(path, text: str) -> None:
+    """Write the finished output to ``path`` or stdout (formatted first: an output that cannot
+    be written, e.g. TSV with a tab in a value, leaves no empty file behind)."""
+    if path:
+        with open(path, "w") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
 
 
 def _stream_path(path: str) -> bool:
@@ -303,7 +322,7 @@ def _run_streaming(args) -> int:
             schema = ds.dataset(args.table, format="parquet").schema
         except (pa.ArrowInvalid, OSError) as exc:
             raise InputError(f"table: cannot read {args.table!r}: {exc}") from None
-        qrels = _align_qrels(schema, qrels)
+        _, qrels = _align_keys(schema, qrels)
     if args.per_query and not (args.output and args.format == "parquet"):
         raise InputError("streaming input (Parquet over the size threshold): per-query output needs "
                          "--format parquet --output FILE")
@@ -312,7 +331,8 @@ def _run_streaming(args) -> int:
         means = evaluate_stream(args.table, qrels, args.measures, out=out, aggregate=not args.per_query,
                                 progress=sys.stderr.isatty(), ue=args.ue, ties=args.ties, reb=args.reb,
                                 degenerate=args.degenerate, rel_level=args.rel_level,
-                                queries=args.queries)
+                                queries=args.queries or "intersect",
+                                score_columns=args.score_columns)
     except pa.ArrowInvalid as exc:  # e.g. not Parquet after all
         raise InputError(f"table: cannot read {args.table!r}: {exc}") from None
     account_unevaluated(means)
@@ -325,18 +345,12 @@ def _run_streaming(args) -> int:
 
             pq.write_table(means, args.output)
             return 0
-        dest = open(args.output, "w") if args.output else sys.stdout
-        try:
-            if args.format == "tsv":
-                _write_tsv(means, dest)
-            elif args.format == "jsonl":
-                _write_jsonl(means, dest)
-            else:
-                print("mean over queries:", file=dest)
-                print(_text_table(means, None), file=dest)
-        finally:
-            if dest is not sys.stdout:
-                dest.close()
+        if args.format == "tsv":
+            _emit(args.output, _tsv_text(means))
+        elif args.format == "jsonl":
+            _emit(args.output, _jsonl_text(means))
+        else:
+            _emit(args.output, "mean over queries:\n" + _text_table(means, None) + "\n")
     return 0
 
 
@@ -346,35 +360,37 @@ def _fmt(v) -> str:
     return "" if v is None else str(v)
 
 
-def _write_jsonl(t, out) -> None:
+def _jsonl_text(t) -> str:
     """One JSON object per row (Polars' NDJSON writer: floats at full precision). JSON has no
     NaN: a NaN (``--degenerate nan``) is written as null."""
     import polars as pl
 
-    out.write(pl.from_arrow(t).write_ndjson())
+    return pl.from_arrow(t).write_ndjson()
 
 
-def _write_tsv(t, out) -> None:
+def _tsv_text(t) -> str:
     """The table as tab-separated text with a header line. Floats are written at full precision
     (the shortest text that reads back to the same double; ``nan``, ``inf``): the text format
     rounds to 4 decimals for reading, but TSV is read back, e.g. by ``uefast compare``. Nulls are
-    empty cells. Written by Arrow's CSV writer (a tab in a text value is refused, naming it)."""
-    import io
-
+    empty cells. A text value holding a tab or a line break is refused, naming it."""
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
     from uefast.errors import InputError
 
+    for name in t.column_names:
+        col = t[name]
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            bad = pc.match_substring_regex(col, "[\t\n\r]")
+            if pc.any(bad).as_py():
+                value = col.filter(bad)[0].as_py()
+                raise InputError(f"--format tsv: column {name!r} holds {value!r}, with a tab or "
+                                 f"a line break; use --format parquet or jsonl")
     buf = io.BytesIO()
-    try:
-        pacsv.write_csv(t, buf, write_options=pacsv.WriteOptions(
-            include_header=False, delimiter="\t", quoting_style="none"))
-    except pa.ArrowInvalid as exc:
-        raise InputError(f"--format tsv: a text value holds a tab or a line break ({exc}); "
-                         "use --format parquet or jsonl") from None
-    out.write("\t".join(t.column_names) + "\n")
-    out.write(buf.getvalue().decode())
+    pacsv.write_csv(t, buf, write_options=pacsv.WriteOptions(
+        include_header=False, delimiter="\t", quoting_style="none"))
+    return "\t".join(t.column_names) + "\n" + buf.getvalue().decode()
 
 
 def _text_table(t, limit) -> str:

@@ -91,6 +91,8 @@ def build_struct(label, score, measures, *, stats: Sequence[str] = ("value",), d
                  rel_level: int = 1, max_label: int | None = None) -> pl.Expr:
     """A Struct per group with one field per (measure, stat), from one shared sort."""
     stats = (stats,) if isinstance(stats, str) else tuple(stats)
+    if not stats:
+        raise InputError(f"`stats` must name at least one of {list(STATS)}, got {stats!r}")
     for st in stats:
         if st not in STATS:
             raise InputError(f"`stats` entries must be in {list(STATS)}, got {st!r}")

@@ -296,15 +296,19 @@ def evaluate_stream(source: Any, qrels: Any = None,
                 if writer is None:
                     import pyarrow.parquet as pq
 
-                    writer = pq.ParquetWriter(os.fspath(out), res.schema.with_metadata(meta))
+                    # the metadata (row accounting included) is added when the stream has
+                    # ended; without the stored Arrow schema it is what readers see
+                    writer = pq.ParquetWriter(os.fspath(out), res.schema, store_schema=False)
                 writer.write_table(res)
             elif not aggregate:
                 parts.append(res)
                 part_keys.append((srank, qidx, midx.astype(np.int64)))
             bar.update(stats["rows"], stats["queries"])
-    finally:
+    except BaseException:
         if writer is not None:
             writer.close()
+        raise
+    finally:
         bar.close(stats.get("rows", 0), stats.get("queries", 0))
     if meta is None:
         raise InputError("run: the input has no rows")
@@ -317,6 +321,9 @@ def evaluate_stream(source: Any, qrels: Any = None,
     meta[b"uefast.info"] = json.dumps(info).encode()
     dropped.sort(key=lambda d: d[0])
     meta[b"uefast.dropped"] = json.dumps([d[1] for d in dropped]).encode()
+    if writer is not None:
+        writer.add_key_value_metadata({k.decode(): v.decode() for k, v in meta.items()})
+        writer.close()
     if agg is not None:
         return agg.table(meta)
     table = pa.concat_tables(parts)
