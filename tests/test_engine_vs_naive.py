@@ -327,9 +327,9 @@ def test_err_reb_keeps_its_precision_for_small_stopping_probabilities(lmax):
     t = pa.table({"qid": [1] * n, "docid": list(range(n)), "label": labels,
                   "s": [float(i) for i in range(n)], "tied": [1.0] * n})
     out = uefast.evaluate(t, measures=[f"ERR(lmax={lmax})@5"], ties="expected").to_pylist()
-    for row in out:
-        assert row["reb"] == pytest.approx(want, rel=1e-12)
-    assert out[1]["value"] == pytest.approx(want, rel=1e-12)  # the all-tied system
+    for row in out:  # abs=0: the values are ~1e-18, below approx's default absolute 1e-12
+        assert row["reb"] == pytest.approx(want, rel=1e-12, abs=0)
+    assert out[1]["value"] == pytest.approx(want, rel=1e-12, abs=0)  # the all-tied system
 
 
 def test_tie_aware_sp_of_a_group_deep_in_a_long_ranking_is_exact():
@@ -348,7 +348,7 @@ def test_tie_aware_sp_of_a_group_deep_in_a_long_ranking_is_exact():
     a = Fraction(r_g, t_g)
     b = Fraction(r_g * (r_g - 1), t_g * (t_g - 1))
     want = sum((a + (m - 1) * b) / (depth + m) for m in range(1, t_g + 1))
-    assert got == pytest.approx(float(want), rel=1e-14)
+    assert got == pytest.approx(float(want), rel=1e-14, abs=0)
 
 
 def test_simple_ap_values_are_exact():

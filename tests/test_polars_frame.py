@@ -97,3 +97,12 @@ def test_err_default_lmax_when_every_label_is_negative():
     df = pl.DataFrame({"qid": ["a", "a"], "label": [-1, -2], "s": [0.1, 0.2]})
     got = uep.evaluate(df, measures=["ERR@5"])["value"].to_list()
     assert got == uefast.evaluate(df, measures=["ERR@5"])["value"].to_pylist() == [0.0]
+
+
+def test_score_columns_rule_as_in_evaluate():
+    """With a system column exactly one score column (Polars silently used the first)."""
+    df = pl.DataFrame({"system": ["A", "A", "B", "B"], "qid": ["q"] * 4, "docid": ["1", "2", "1", "2"],
+                       "label": [1, 0, 1, 0], "a": [0.1, 0.2, 0.3, 0.4], "b": [0.4, 0.3, 0.2, 0.1]})
+    for frame in (df, df.lazy()):
+        with pytest.raises(uefast.InputError, match="name exactly one score column"):
+            uep.evaluate(frame, measures=["P@1"], score_columns=["a", "b"])

@@ -408,3 +408,25 @@ def test_key_beyond_int64_is_named_at_its_input_row_when_streamed():
     for bs in (2, 100):
         with pytest.raises(uefast.InputError, match="column 'qid' has 9223372036854775809 at row 3"):
             us.evaluate_stream(t, measures=["P@1"], batch_size=bs)
+
+
+def test_stream_matches_memory_on_review_cases():
+    """A dictionary listing a value twice (chunk queries were taken per index: a false
+    duplicate-judgment error); the measures checked against the whole qrels (a chunk saw only
+    its part: a label beyond exp gain's range passed); degenerate='drop' on a run without a
+    system column (KeyError 'run')."""
+    qa = pa.DictionaryArray.from_arrays(pa.array([0, 2, 1, 1], pa.int32()), pa.array(["a", "b", "a"]))
+    run = pa.table({"qid": qa, "docid": ["1", "2", "1", "2"], "score": [0.1, 0.2, 0.3, 0.4]})
+    qrels = pa.table({"qid": ["a", "b"], "docid": ["1", "1"], "label": [1, 1]})
+    want = uefast.evaluate(run, qrels, ["P@2"])["value"].to_pylist()
+    assert us.evaluate_stream(run, qrels, ["P@2"], batch_size=1)["value"].to_pylist() == want
+    run2 = pa.table({"qid": ["q1", "q1"], "docid": ["d1", "d2"], "score": [1.0, 2.0]})
+    big = pa.table({"qid": ["q1", "q9"], "docid": ["d1", "d1"], "label": [1, 1100]})
+    with pytest.raises(uefast.InputError, match="the data has label 1100"):
+        us.evaluate_stream(run2, big, ["nDCG(gain=exp)@5"], batch_size=1)
+    run3 = pa.table({"qid": ["a", "a", "b"], "docid": ["1", "2", "1"], "score": [1.0, 2.0, 1.0]})
+    qrels3 = pa.table({"qid": ["a", "b"], "docid": ["1", "2"], "label": [1, 0]})
+    a = uefast.evaluate(run3.to_reader(), qrels3, ["AP"], degenerate="drop")
+    b = uefast.evaluate(run3, qrels3, ["AP"], degenerate="drop")
+    assert a.replace_schema_metadata(None).equals(b.replace_schema_metadata(None))
+    assert a.schema.metadata[b"uefast.dropped"] == b.schema.metadata[b"uefast.dropped"]

@@ -329,3 +329,13 @@ def test_long_options_take_unambiguous_prefixes(files, capsys):
         cmd_trec_eval.main(["--query=1", *files])
     with pytest.raises(InputError, match="unknown option '--queries'"):
         cmd_trec_eval.main(["--queries", *files])
+
+
+def test_cutoffs_printed_in_trec_evals_qsort_order():
+    """trec_eval sorts long cutoffs with (int)(a - b): cutoffs 2^32 or more apart compare as the
+    low 32 bits of their difference, so P.4294967301,5 prints P_4294967301 first (as pytrec_eval
+    does); an ordinary list is sorted."""
+    names = lambda m: select_measures([m])[0].names  # noqa: E731
+    assert names("P.4294967301,5") == ["P_4294967301", "P_5"]
+    assert names("P.99999999999999999999,5") == ["P_9223372036854775807", "P_5"]
+    assert names("P.5,10,3") == ["P_3", "P_5", "P_10"]

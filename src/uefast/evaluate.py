@@ -218,15 +218,9 @@ def check_trec_score_columns(score_columns) -> None:
 
 
 def _letor_score_columns(t: pa.Table, score_columns, names) -> list[str]:
-    long_format = names["system"] in t.column_names
     if score_columns is not None:
-        cols = explicit_score_columns(score_columns, t.column_names)
-        if long_format and len(cols) != 1:
-            raise InputError(f"`score_columns`={cols!r}: with a {names['system']!r} column each "
-                             "row is one system's score, so name exactly one score column (or "
-                             "drop the system column to evaluate several score columns)")
-        return cols
-    if long_format:
+        return explicit_score_columns(score_columns, t.column_names, names["system"])
+    if names["system"] in t.column_names:
         return [names["score"]]
     keys = {names["qid"], names["docid"], names["label"], names["system"]}
     cols = [f.name for f in t.schema if f.name not in keys and pa.types.is_floating(f.type)]

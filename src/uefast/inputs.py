@@ -364,9 +364,15 @@ def check_same_kind(a: pa.Array, b: pa.Array, name: str, what_a: str, what_b: st
                          f"column {name!r} is {b.type}; cast one of them")
 
 
-def explicit_score_columns(score_columns, column_names) -> list[str]:
-    """``score_columns=`` as given (a name or a list): non-empty, no repeats, all present."""
+def explicit_score_columns(score_columns, column_names, system: str | None = None) -> list[str]:
+    """``score_columns=`` as given (a name or a list): non-empty, no repeats, all present; with
+    a ``system`` column in ``column_names`` (long format: each row one system's score) exactly
+    one."""
     cols = [score_columns] if isinstance(score_columns, str) else list(score_columns)
+    if system is not None and system in column_names and len(cols) != 1:
+        raise InputError(f"`score_columns`={cols!r}: with a {system!r} column each row is one "
+                         "system's score, so name exactly one score column (or drop the system "
+                         "column to evaluate several score columns)")
     if not cols:
         raise InputError("`score_columns` is empty: name at least one score column (or pass "
                          "None to take every floating-point column)")

@@ -24,6 +24,7 @@ ir_measures' ``nDCG(dcg='exp-log2')@10`` (and ``dcg='log2'``) are read as ``gain
 """
 from __future__ import annotations
 
+import decimal
 import numbers
 import re
 from dataclasses import dataclass, field
@@ -201,7 +202,7 @@ def _convert(name: str, key: str, raw: str, text: str) -> Any:
         if not _REAL_RE.fullmatch(raw):
             raise MeasureParseError(f"measure {text!r}: `p` must be a number, got {raw!r}")
         v = float(raw)
-        if v == 1.0 and raw.strip("+") not in ("1", "1.0"):
+        if v == 1.0 and decimal.Decimal(raw) != 1:  # 0.99999999999999999999: not exactly 1
             raise MeasureParseError(f"measure {text!r}: `p` must be in (0, 1); {raw!r} rounds to "
                                     "1.0 in double precision")
         return v

@@ -150,7 +150,8 @@ def _utf8_error(buf, starts, data, offsets, path) -> InputError:
         s = int(starts[int(np.count_nonzero(joined[:exc.start] == 10))])
         nl = np.flatnonzero(buf[:s] == 10)
         text = line_text(buf, int(nl[-1]) + 1 if nl.size else 0)
-        return InputError(f"{path}:{nl.size + 1}: text is not valid UTF-8: {text!r}")
+        # not repr(): line_text already shows the bad bytes as \xNN (repr would double them)
+        return InputError(f"{path}:{nl.size + 1}: text is not valid UTF-8: '{text}'")
     return InputError(f"{path}: file is not valid UTF-8 text")
 
 

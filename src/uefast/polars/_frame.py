@@ -18,7 +18,7 @@ _OUT = ("system", "qid", "measure", "value", "iub", "reb", "ue_v1", "ue_v2", "n_
 
 def _score_columns(schema: pl.Schema, score_columns, names) -> list[str]:
     if score_columns is not None:
-        return explicit_score_columns(score_columns, list(schema))
+        return explicit_score_columns(score_columns, list(schema), names["system"])
     if names["system"] in schema:
         return [names["score"]]
     keys = {names["qid"], names["docid"], names["label"], names["system"]}

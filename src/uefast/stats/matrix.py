@@ -97,9 +97,19 @@ def _topic_system_matrix_iv(table, column, missing, systems):
             raise InputError(f"the table has no `{name}` column; columns are {table.column_names}")
     if systems is not None:
         systems = list(systems)
-        if len(systems) < 2 or len(set(systems)) != len(systems):
-            raise InputError(f"`systems` must name at least 2 distinct systems; got {systems!r}")
+        if len(systems) < 2:
+            raise InputError(f"`systems` must name at least 2 systems; got {systems!r}")
+        _check_no_repeats(systems, systems)
     return table, missing, systems
+
+
+def _check_no_repeats(resolved, given) -> None:
+    """`systems` naming one system twice (``resolved``: as matched to the table's names)."""
+    seen = set()
+    for r, g in zip(resolved, given):
+        if r in seen:
+            raise InputError(f"`systems` names system {r!r} twice (as {g!r}); got {list(given)!r}")
+        seen.add(r)
 
 
 def topic_system_matrix(table, measure=None, *, column="value", missing="intersect",
@@ -136,13 +146,13 @@ def topic_system_matrix(table, measure=None, *, column="value", missing="interse
     else:
         known = set(order)
         as_text = {str(s): s for s in order}  # "1" names an integer system 1
+        given = systems
         systems = [s if s in known else as_text.get(str(s), s) for s in systems]
         unknown = [s for s in systems if s not in known]
         if unknown:
             raise InputError(f"`systems` not in the table: {_examples(unknown)}; "
                              f"it has {_examples(order)}")
-        if len(set(systems)) != len(systems):
-            raise InputError(f"`systems` must name at least 2 distinct systems; got {systems!r}")
+        _check_no_repeats(systems, given)
     qid_list = table["qid"].to_pylist()
     qids = list(dict.fromkeys(qid_list))
     q_index = {q: k for k, q in enumerate(qids)}

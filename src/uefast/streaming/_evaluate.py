@@ -47,6 +47,15 @@ def _needed_columns(schema: pa.Schema, trec: bool, score_columns, names) -> list
     return [c for c in dict.fromkeys(cols) if c in have]
 
 
+def _unique_values(col: pa.ChunkedArray) -> pa.Array:
+    """The distinct values of a column in order of first appearance; of a dictionary column its
+    distinct *values* (a dictionary may list one value at two indices)."""
+    arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    if pa.types.is_dictionary(arr.type):
+        arr = pc.unique(arr).dictionary_decode()
+    return pc.unique(arr)
+
+
 class _Order:
     """Global order of systems and queries, to sort a streamed result like the in-memory one."""
 
@@ -63,9 +72,7 @@ class _Order:
 
     def register_column(self, col: pa.ChunkedArray) -> int:
         """Register the systems of ``col``; return how many distinct ones it has."""
-        u = pc.unique(col.combine_chunks() if col.num_chunks != 1 else col.chunk(0))
-        if pa.types.is_dictionary(u.type):
-            u = u.dictionary_decode()
+        u = _unique_values(col)
         self.register(u.cast(pa.string()).to_pylist())
         return len(u)
 
@@ -215,6 +222,10 @@ def evaluate_stream(source: Any, qrels: Any = None,
                              "ERR(lmax=4)@20, or pass max_label=... to "
                              "uefast.streaming.evaluate_stream")
     run_mlist, back = _resolve_err(mlist, max_label) if need_err else (mlist, {})
+    if trec:  # the measures checked against the whole qrels, as in memory (a chunk sees a part)
+        from uefast.engine import plan_measures
+
+        plan_measures(run_mlist, rel_level=rel_level, reb=reb, max_label=max(max_label, 0))
     cols = _needed_columns(src.schema, trec, score_columns, names)
     order_keys = None
     if trec:
@@ -249,9 +260,7 @@ def evaluate_stream(source: Any, qrels: Any = None,
         for chunk in iter_query_chunks(src.batches(cols), qid, int(batch_size), stats):
             base, row_base = row_base, row_base + chunk.num_rows
             qcol = chunk.column(qid)
-            chunk_qids = pc.unique(qcol.combine_chunks() if qcol.num_chunks != 1 else qcol.chunk(0))
-            if pa.types.is_dictionary(chunk_qids.type):
-                chunk_qids = chunk_qids.dictionary_decode()
+            chunk_qids = _unique_values(qcol)
             ns_c = order.register_column(chunk.column(system)) if long_format else 1
             qr, nq_c = None, len(chunk_qids)
             if trec:
@@ -354,6 +363,7 @@ def _qrels_subset(q_sorted: pa.Table, q_off: np.ndarray, q_keys: pa.Array,
 def _dropped_keys(rows: list, order: _Order, q_base: int, chunk_qids: pa.Array,
                   run_names: pa.Array, meas_names: pa.Array, qtype) -> list:
     """``[((system rank, query index, measure index), [system, qid, measure])]`` of a chunk."""
+    order.register(r[0] for r in rows)  # a system whose every row of the chunk was dropped
     qs = pa.array([r[1] for r in rows]).cast(qtype)
     ms = pc.index_in(pa.array([r[2] for r in rows], pa.string()), value_set=run_names).to_numpy()
     if order.qrels_keys is not None:

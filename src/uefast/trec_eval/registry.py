@@ -10,6 +10,7 @@ none of them): in 9.0.8 mode they are illegal measures, as there.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from uefast.errors import MeasureParseError
@@ -121,6 +122,15 @@ def c_trunc(x: float, bits: int = 64) -> int:
     return int(x)
 
 
+def _comp_long(a: int, b: int) -> int:
+    """trec_eval's qsort comparator for long cutoffs, ``(int) (a - b)`` on x86-64: the 64-bit
+    difference (wrapping) truncated to its low 32 bits, signed. It orders cutoffs less than 2^31
+    apart as numbers; further apart it may misorder them (``P.4294967301,5`` prints
+    ``P_4294967301`` first), and trec_eval prints them in that order."""
+    d = (a - b) & 0xFFFFFFFF
+    return d - (1 << 32) if d & 0x80000000 else d
+
+
 @dataclass
 class Selected:
     """A measure to compute, with its parsed parameters and printed value names."""
@@ -146,8 +156,8 @@ def _parse_params(spec: MeasureSpec, text: str) -> Selected:
     parts = text.split(",")
     k = spec.kind
     if k == "cut_long":
-        cuts = sorted(c_atol(p) for p in parts)
-        if cuts[0] <= 0:
+        cuts = sorted((c_atol(p) for p in parts), key=functools.cmp_to_key(_comp_long))
+        if min(cuts) <= 0:
             raise MeasureParseError(f"measure '{spec.name}.{text}': cutoffs must be positive")
         if len(set(cuts)) != len(cuts):
             raise MeasureParseError(f"measure '{spec.name}.{text}': duplicate cutoffs")
