@@ -449,3 +449,20 @@ def test_tsv_refuses_tabs_without_leaving_a_file_and_options_that_do_nothing(tmp
     assert "--limit applies to --format text" in capsys.readouterr().err
     assert main(["evaluate", "--queries", "qrels"]) == 2
     assert "--queries applies to TREC-style input" in capsys.readouterr().err
+
+
+def test_csv_qrels_with_a_quoted_header_is_a_table(tmp_path, capsys):
+    """pyarrow's CSV writer quotes the header; it was taken for TREC qrels text and refused."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    q, a, b = _trec_files(tmp_path)
+    qrels = pa.table({"qid": ["301", "301", "302", "302"], "docid": ["d1", "d2", "d3", "d4"],
+                      "label": [1, 0, 2, 0]})
+    pacsv.write_csv(qrels, tmp_path / "qr.csv")
+    assert open(tmp_path / "qr.csv").readline().startswith('"qid"')
+    assert main(["evaluate", "--run", a, "--qrels", str(tmp_path / "qr.csv"), "-m", "AP",
+                 "--format", "tsv"]) == 0
+    got = capsys.readouterr().out
+    assert main(["evaluate", "--run", a, "--qrels", q, "-m", "AP", "--format", "tsv"]) == 0
+    assert got == capsys.readouterr().out

@@ -67,7 +67,9 @@ def test_cli_reproduce_sample(tmp_path, capsys):
                                         (["--seed", "-3"], "`seed` must be an integer in [0, 2**64); got -3"),
                                         (["--splits", "-1"], "`n_splits` must be a non-negative integer; got -1"),
                                         (["--swap-trials", "-5"], "`swap_trials` must be a non-negative integer; got -5"),
-                                        (["--bootstrap-swap", "-2"], "`bootstrap_swap` must be a non-negative integer; got -2")])
+                                        (["--bootstrap-swap", "-2"], "`bootstrap_swap` must be a non-negative integer; got -2"),
+                                        # a repeated cutoff multiplied every table's rows
+                                        (["--k", "5", "5"], "`ks` lists a cutoff twice; got [5, 5]")])
 def test_reproduce_set_sizes_checked(tmp_path, capsys, argv, match):
     import pyarrow.parquet as pq
 

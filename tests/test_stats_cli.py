@@ -124,7 +124,7 @@ def test_compare_input_errors_and_notes(tmp_path, capsys):
     assert "column `value` must hold numbers, got string; row 1 holds 'x'" in capsys.readouterr().err
     p.write_text("qid\tsystem\tvalue\n1\ta\t0.5\n1\tb\tnan\n2\ta\t0.1\n2\tb\t0.2\n3\ta\t0.3\n3\tb\t0.9\n")
     assert main(["compare", str(p)]) == 2
-    assert "column `value` is NaN for system 'b', qid 1" in capsys.readouterr().err
+    assert "column `value` is NaN for system 'b', qid '1'" in capsys.readouterr().err
     p.write_text("qid\tsystem\tvalue\n1\ta\t0.5\n1\tb\t\n2\ta\t0.1\n2\tb\t0.2\n3\ta\t0.3\n3\tb\t0.9\n")
     for fmt in ("tsv", "jsonl"):
         assert main(["compare", str(p), "--format", fmt]) == 0
@@ -160,3 +160,13 @@ def test_compare_reads_trec_eval_tsv_with_its_runid_rows(tmp_path, capsys):
     assert main(["compare", str(both), "--measure", "map", "--format", "jsonl"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert (row["system_a"], row["system_b"], row["mean_a"], row["mean_b"]) == ("a", "b", 1.0, 0.75)
+
+
+def test_compare_reads_csv_ids_as_text(tmp_path, capsys):
+    """qid 1.1 and 1.10 (or 001 and 1) are different topics: type inference merged them into a
+    'duplicate rows' error, while uefast evaluate writes them apart."""
+    p = tmp_path / "q.tsv"
+    p.write_text("qid\tsystem\tvalue\n1.1\ta\t0.5\n1.1\tb\t0.4\n1.10\ta\t0.1\n1.10\tb\t0.2\n"
+                 "2\ta\t0.3\n2\tb\t0.1\n3\ta\t0.3\n3\tb\t0.2\n")
+    assert main(["compare", str(p), "--format", "jsonl"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_topics"] == 4

@@ -241,7 +241,7 @@ def test_read_run_fused_equals_general(tmp_path, monkeypatch, seed, extra):
     _, rtext = _synthetic(seed)
     if extra == "error":
         rtext = rtext.replace(" extra", "")
-    rtext += "x1 Q0 a 0x10 inf other\nx1 Q0 b 007 nan other\nx1 Q0 c -3 1.2345678901234567890123 other\n"
+    rtext += "x1 Q0 a 0000000000000000000016 inf other\nx1 Q0 b 007 nan other\nx1 Q0 c -3 1.2345678901234567890123 other\n"
     p = _write(tmp_path, "r.txt", rtext)
     fast = trec._read_run_fast(p, None, extra)
     assert fast is not None

@@ -322,3 +322,32 @@ def test_letor_cr_only_line_ends_and_one_score_file_as_a_string(tmp_path):
     s = _write(tmp_path, "s.txt", "0.3\n0.2\n0.1\n")
     t = read_letor(p, score_files=str(s))
     assert t["label"].to_pylist() == [1, 0, 2] and t["s"].to_pylist() == [0.3, 0.2, 0.1]
+
+
+def test_labels_in_hex_or_exponent_form_are_refused(tmp_path):
+    """Arrow read '0x10' as 16 and '1e1' as 10, where trec_eval's atol reads 0 and 1: refused,
+    naming the line, instead of a silently different relevance."""
+    from uefast.io import read_qrels
+
+    for text in ("0x1", "0x10", "1e1"):
+        p = tmp_path / "q.txt"
+        p.write_text(f"1 0 d1 {text}\n1 0 d2 1\n")
+        with pytest.raises(InputError, match=f"q.txt:1: relevance label '{text}' is not an integer"):
+            read_qrels(p)
+    p.write_text("1 0 d1 1.0\n1 0 d2 +1\n")
+    assert read_qrels(p)["label"].to_pylist() == [1, 1]
+
+
+def test_hex_rank_refused_by_both_readers(tmp_path, monkeypatch):
+    """The fused reader cast its slow ranks with Arrow, which reads '0x10' as 16; both readers
+    now refuse it (ranks are decimal), and ranks='ignore' does not read them at all."""
+    from uefast.io import trec
+
+    p = tmp_path / "r.txt"
+    p.write_text("1 Q0 a 0x10 1.0 r\n1 Q0 b 2 0.5 r\n")
+    with pytest.raises(InputError, match="r.txt:1: rank '0x10' is not an integer"):
+        read_run(p)
+    monkeypatch.setattr(trec, "_read_run_fast", lambda *a, **k: None)
+    with pytest.raises(InputError, match="r.txt:1: rank '0x10' is not an integer"):
+        read_run(p)
+    assert read_run(p, ranks="ignore").num_rows == 2

@@ -115,7 +115,8 @@ def _load_long_table(path):
     The one place that knows input formats (TREC runs via ``uefast.evaluate`` can be added here).
     """
     import pyarrow as pa
-    import pyarrow.csv as pacsv
+
+    from uefast.cli._tables import read_delimited
     from uefast.inputs import read_parquet
 
     p = Path(path)
@@ -126,10 +127,9 @@ def _load_long_table(path):
         if suffix in (".parquet", ".pq"):
             table = read_parquet(p)
         elif suffix in (".csv", ".tsv", ".txt"):
-            delim = "," if suffix == ".csv" else "\t"
-            # only an empty cell is missing: "nan" is NaN, an error as in a Parquet input
-            table = pacsv.read_csv(p, parse_options=pacsv.ParseOptions(delimiter=delim),
-                                   convert_options=pacsv.ConvertOptions(null_values=[""]))
+            # only an empty cell is missing: "nan" is NaN, an error as in a Parquet input;
+            # qid and system are text (001 and 1, 1.1 and 1.10 are different topics)
+            table = read_delimited(p, "," if suffix == ".csv" else "\t", empty_is_null=True)
         else:
             raise InputError(f"cannot tell the format of {str(path)!r}: use .parquet, .csv or .tsv")
     except (pa.ArrowInvalid, OSError) as exc:

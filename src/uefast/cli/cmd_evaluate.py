@@ -63,10 +63,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "query (-c)")
     p.add_argument("--score-columns", nargs="+", action="extend", metavar="COLUMN", default=None,
                    help="LETOR-style TABLE: the score columns, one system each (default: every "
-                        "floating-point column but qid, docid, label, system)")
+                        "floating-point column -- in CSV/TSV every numeric one -- but qid, docid, "
+                        "label, system)")
     p.add_argument("--per-query", action="store_true",
                    help="per-query rows (text: then the means; tsv/jsonl/parquet: the per-query "
-                        "table only)")
+                        "table only; a streamed TABLE, Parquet over the size threshold, writes "
+                        "them with --format parquet --output FILE only)")
     p.add_argument("--format", choices=["text", "tsv", "jsonl", "parquet"], default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     p.add_argument("--limit", type=int, default=None,
@@ -76,8 +78,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _read_table(path: str, what: str):
     import pyarrow as pa
-    import pyarrow.csv as pcsv
     import pyarrow.feather as pf
+
+    from uefast.cli._tables import TEXT_COLUMNS, read_delimited
 
     from uefast.errors import InputError
     from uefast.inputs import read_parquet
@@ -89,12 +92,9 @@ def _read_table(path: str, what: str):
         if low.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
             # ids are text (type inference made 0001 the integer 1, no longer the qrels' 0001);
             # a CSV writer drops ".0", so an integer column is a score column like a float one
-            keys = {"qid", "docid", "system"}
-            t = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(
-                delimiter="\t" if low.endswith((".tsv", ".tsv.gz")) else ","),
-                convert_options=pcsv.ConvertOptions(column_types={k: pa.string() for k in keys}))
+            t = read_delimited(path, "\t" if low.endswith((".tsv", ".tsv.gz")) else ",")
             for i, f in enumerate(t.schema):
-                if pa.types.is_integer(f.type) and f.name not in keys | {"label"}:
+                if pa.types.is_integer(f.type) and f.name not in (*TEXT_COLUMNS, "label"):
                     t = t.set_column(i, f.name, t[f.name].cast(pa.float64()))
             return t
         if low.endswith((".feather", ".arrow", ".ipc")):
@@ -161,7 +161,7 @@ def _has_header(path: str) -> bool:
             first = fh.readline().decode("utf-8", errors="replace")
     except OSError:
         return True  # _read_table reports it
-    return "qid" in first.replace(",", " ").replace("\t", " ").split()
+    return "qid" in first.replace(",", " ").replace("\t", " ").replace('"', " ").split()
 
 
 def _key_mismatches(run_schema, qrels):

@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _read_table(path: str):
-    import pyarrow.csv as pacsv
+    from uefast.cli._tables import read_delimited
     from uefast.inputs import read_parquet
 
     p = Path(path)
@@ -65,8 +65,7 @@ def _read_table(path: str):
     if p.suffix.lower() in (".parquet", ".pq"):
         return read_parquet(p)
     if p.suffix.lower() in (".csv", ".tsv"):
-        opts = pacsv.ParseOptions(delimiter="\t" if p.suffix.lower() == ".tsv" else ",")
-        return pacsv.read_csv(p, parse_options=opts)
+        return read_delimited(p, "\t" if p.suffix.lower() == ".tsv" else ",")
     raise InputError(f"table must be .parquet, .csv or .tsv; got {path}")
 
 

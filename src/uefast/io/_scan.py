@@ -204,12 +204,15 @@ def parse_integral(arr: pa.Array, *, path, what: str, buf, lineno, line_start) -
     except InputError:
         raise as_int from None  # a value that is no number at all: "... is not an integer"
     plain = pc.match_substring_regex(arr, _INT_RE).to_numpy(zero_copy_only=False)
+    # a decimal without exponent (atol reads "1e1" as 1: refused rather than read as 10)
+    decimal = pc.match_substring_regex(arr, _DECIMAL_RE).to_numpy(zero_copy_only=False)
     out = np.empty(len(arr), np.int64)
     if plain.any():  # written as integers: exactly (beyond 2^53 too)
         idx = np.flatnonzero(plain)
         out[idx] = parse_numbers(arr.take(pa.array(idx)), "int", **{**kw, "lineno": lineno[idx],
                                                                     "line_start": line_start[idx]})
-    bad = np.flatnonzero(~plain & ~(np.isfinite(f) & (f == np.round(f)) & (np.abs(f) <= 2.0**53)))
+    bad = np.flatnonzero(~plain & ~(decimal & np.isfinite(f) & (f == np.round(f))
+                                    & (np.abs(f) <= 2.0**53)))
     if bad.size:
         r = int(bad[0])
         raise InputError(f"{path}:{int(lineno[r])}: {what} {arr[r].as_py()!r} is not an integer: "
@@ -230,6 +233,7 @@ def line_text(buf: np.ndarray, line_start: int, limit: int = 200) -> str:
 
 _FLOAT_RE = r"^[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[iI][nN][fF]([iI][nN][iI][tT][yY])?|[nN][aA][nN])$"
 _INT_RE = r"^[+-]?[0-9]+$"
+_DECIMAL_RE = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)$"
 
 
 def parse_numbers(arr: pa.Array, kind: str, *, path, what: str, buf, lineno, line_start) -> np.ndarray:
@@ -239,13 +243,18 @@ def parse_numbers(arr: pa.Array, kind: str, *, path, what: str, buf, lineno, lin
     number, the column (``what``) and the line's text.
     """
     target = pa.float64() if kind == "float" else pa.int64()
+    # Arrow's integer parser also takes hexadecimal ("0x10" -> 16, where C's atol reads 0):
+    # such text takes the checked path below, which refuses it
+    hex_like = kind == "int" and pc.any(pc.match_substring(arr, "x", ignore_case=True)).as_py()
     try:
-        return numpy_view(pc.cast(arr, target))
+        if not hex_like:
+            return numpy_view(pc.cast(arr, target))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     unsigned = pc.replace_substring_regex(arr, r"^\+", "")
     try:  # Arrow refuses a leading '+' on integers ("+1": SVMlight labels, strtol/atol read it)
-        return numpy_view(pc.cast(unsigned, target))
+        if not hex_like:
+            return numpy_view(pc.cast(unsigned, target))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     pattern = _FLOAT_RE if kind == "float" else _INT_RE

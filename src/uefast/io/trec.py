@@ -113,8 +113,10 @@ def _read_run_fast(path: PathLike, sysname, extra_columns: str, ranks: str = "ch
     try:
         if slow_r.size and ranks == "check":
             a, b = _fast.next_field(buf, de[slow_r])
-            v = pc.cast(pa.array([bytes(buf[x:y]).decode() for x, y in zip(a, b)], pa.string()), pa.int64())
-            rank[slow_r] = v.to_numpy(zero_copy_only=False)
+            texts = [bytes(buf[x:y]).decode() for x, y in zip(a, b)]
+            if any("x" in t or "X" in t for t in texts):
+                return None  # hexadecimal, which Arrow would read: the general reader refuses it
+            rank[slow_r] = pc.cast(pa.array(texts, pa.string()), pa.int64()).to_numpy(zero_copy_only=False)
         if slow_s.size:
             a, b = _fast.next_field(buf, de[slow_s])
             a, b = _fast.next_field(buf, b)

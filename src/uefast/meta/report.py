@@ -246,6 +246,8 @@ def reproduce(
     t0 = time.perf_counter()
     if not ks or any(int(k) < 1 for k in ks):
         raise InputError(f"`ks` must be positive cutoffs; got {list(ks)}")
+    if len(set(int(k) for k in ks)) != len(ks):  # each table row is one (cutoff, ...) cell
+        raise InputError(f"`ks` lists a cutoff twice; got {list(ks)}")
     if not 0.0 < top_frac <= 0.5:
         raise InputError(f"`top_frac` must be in (0, 0.5] (each of the two query sets takes that "
                          f"fraction); got {top_frac}")

@@ -196,7 +196,7 @@ def topic_system_matrix(table, measure=None, *, column="value", missing="interse
         if missing == "error":
             pairs = [(systems[j], qids[k]) for k, j in np.argwhere(absent)]
             raise InputError(f"{len(pairs)} (system, qid) cells are missing, e.g. "
-                             f"{_examples(pairs)}; use missing='intersect' or 'zero'")
+                             f"{_examples(pairs)}; use missing='intersect' or 'zero' (command line: --missing)")
         if missing == "intersect":
             dropped = tuple(qids[k] for k in bad_rows)
             keep_rows = ~absent.any(axis=1)
