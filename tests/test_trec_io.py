@@ -351,3 +351,14 @@ def test_hex_rank_refused_by_both_readers(tmp_path, monkeypatch):
     with pytest.raises(InputError, match="r.txt:1: rank '0x10' is not an integer"):
         read_run(p)
     assert read_run(p, ranks="ignore").num_rows == 2
+
+
+def test_letor_docid_is_a_whole_word_and_read_run_system_checked(tmp_path):
+    """'# mydocid = X' was read as docid X; read_run(system=5) raised a TypeError."""
+    p = tmp_path / "l.txt"
+    p.write_text("1 qid:1 1:0.5 # mydocid = X docid = D1\n0 qid:1 1:0.2 # docid=D2\n")
+    assert read_letor(p)["docid"].to_pylist() == ["D1", "D2"]
+    r = tmp_path / "r.txt"
+    r.write_text("1 Q0 a 1 1.0 r\n")
+    with pytest.raises(InputError, match="`system` must be a name or a list of names, got 5"):
+        read_run(r, system=5)

@@ -76,8 +76,11 @@ def _scan_letor(buf):
             while p < j and buf[p] != 35:
                 p += 1
             while p + 5 <= j:
-                if (buf[p] == 100 and buf[p + 1] == 111 and buf[p + 2] == 99 and buf[p + 3] == 105
-                        and buf[p + 4] == 100):
+                c0 = buf[p - 1]  # the word "docid", not the end of "mydocid"
+                word_start = not ((48 <= c0 <= 57) or (65 <= c0 <= 90) or (97 <= c0 <= 122)
+                                  or c0 == 95)
+                if (word_start and buf[p] == 100 and buf[p + 1] == 111 and buf[p + 2] == 99
+                        and buf[p + 3] == 105 and buf[p + 4] == 100):
                     q = p + 5
                     while q < j and _sp(buf[q]):
                         q += 1

@@ -195,6 +195,8 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
         if isinstance(system, str) and len(paths) > 1:
             raise InputError("read_run: `system` must be a list with one name per file when reading several files")
     else:
+        if not isinstance(system, Sequence) or not all(isinstance(x, str) for x in system):
+            raise InputError(f"read_run: `system` must be a name or a list of names, got {system!r}")
         systems = list(system)
         if len(systems) != len(paths):
             raise InputError(f"read_run: {len(paths)} files but {len(systems)} system names")
