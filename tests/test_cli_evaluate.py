@@ -190,7 +190,7 @@ def test_tsv_refuses_a_tab_inside_a_value(tmp_path, capsys):
     pq.write_table(pa.table({"qid": ["a\tb", "a\tb"], "label": [1, 0], "s": [0.5, 0.1]}), path)
     assert main(["evaluate", str(path), "--format", "tsv", "--per-query"]) == 2
     err = capsys.readouterr().err
-    assert "--format tsv: column 'qid' holds 'a\\tb', with a tab or a line break" in err
+    assert "--format tsv: column 'qid' holds 'a\\tb', with a tab, a line break or a double quote" in err
 
 
 def test_tsv_keeps_full_precision_for_compare(tmp_path, capsys):
@@ -466,3 +466,25 @@ def test_csv_qrels_with_a_quoted_header_is_a_table(tmp_path, capsys):
     got = capsys.readouterr().out
     assert main(["evaluate", "--run", a, "--qrels", q, "-m", "AP", "--format", "tsv"]) == 0
     assert got == capsys.readouterr().out
+
+
+def test_review_cases_for_tsv_quotes_csv_labels_and_bom(tmp_path, capsys):
+    """A double quote in a value crashed --format tsv (Arrow's unquoted writer refuses it); CSV
+    qrels labels were typed by Arrow ('0x10' -> 16, '1e1' -> 10) where TREC qrels refuse them;
+    a UTF-8 byte-order mark hid a CSV qrels header."""
+    (tmp_path / "q.txt").write_text("1 0 d1 1\n1 0 d2 0\n")
+    (tmp_path / "r.txt").write_text('1 Q0 d1 1 2.0 a"b\n')
+    assert main(["evaluate", "--run", str(tmp_path / "r.txt"), "--qrels", str(tmp_path / "q.txt"),
+                 "-m", "P@1", "--format", "tsv"]) == 2
+    assert "column 'system' holds 'a\"b', with a tab, a line break or a double quote" in \
+        capsys.readouterr().err
+    (tmp_path / "r2.txt").write_text("1 Q0 d1 1 2.0 r\n1 Q0 d2 2 1.0 r\n")
+    run = str(tmp_path / "r2.txt")
+    for label in ("0x10", "1e1"):
+        (tmp_path / "q.csv").write_text(f"qid,docid,label\n1,d1,{label}\n1,d2,0\n")
+        assert main(["evaluate", "--run", run, "--qrels", str(tmp_path / "q.csv"), "-m", "P@1"]) == 2
+        assert f"q.csv:2: label '{label}' is not an integer: '1,d1,{label}'" in capsys.readouterr().err
+    (tmp_path / "b.csv").write_bytes(b"\xef\xbb\xbfqid,docid,label\n1,d1,2.0\n1,d2,0\n")
+    assert main(["evaluate", "--run", run, "--qrels", str(tmp_path / "b.csv"), "-m", "P@1",
+                 "--rel-level", "2", "--format", "tsv"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split("\t")[3] == "1"

@@ -362,3 +362,28 @@ def test_letor_docid_is_a_whole_word_and_read_run_system_checked(tmp_path):
     r.write_text("1 Q0 a 1 1.0 r\n")
     with pytest.raises(InputError, match="`system` must be a name or a list of names, got 5"):
         read_run(r, system=5)
+
+
+def test_exponent_labels_read_as_atol_reads_them(tmp_path, capsys):
+    """'1.000e+00' is 1 for atol and as a number (np.savetxt writes labels so): accepted, as
+    before; '1e1' (atol: 1, number: 10) and hex stay refused, by uefast trec_eval too."""
+    from uefast.cli import main
+
+    q = tmp_path / "q.txt"
+    q.write_text("1 0 d1 1.000000000000000000e+00\n1 0 d2 0.000000000000000000e+00\n")
+    assert read_qrels(q)["label"].to_pylist() == [1, 0]
+    r = tmp_path / "r.txt"
+    r.write_text("1 Q0 d1 1 2.0 r\n1 Q0 d2 2 1.0 r\n")
+    assert main(["trec_eval", "-m", "num_rel_ret", str(q), str(r)]) == 0
+    assert capsys.readouterr().out.split() == ["num_rel_ret", "all", "1"]
+    q.write_text("1 0 d1 0x10\n1 0 d2 0\n")
+    assert main(["trec_eval", "-m", "P.1", str(q), str(r)]) == 2
+    assert "relevance label '0x10' is not an integer" in capsys.readouterr().err
+
+
+def test_read_run_takes_any_list_of_names(tmp_path):
+    """An array of names, and None for "the file's runid", as before the type check."""
+    p = tmp_path / "r.txt"
+    p.write_text("1 Q0 a 1 1.0 x\n")
+    assert read_run([p], system=np.array(["A"]))["system"].to_pylist() == ["A"]
+    assert read_run([p], system=[None])["system"].to_pylist() == ["x"]

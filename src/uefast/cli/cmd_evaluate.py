@@ -161,6 +161,7 @@ def _has_header(path: str) -> bool:
             first = fh.readline().decode("utf-8", errors="replace")
     except OSError:
         return True  # _read_table reports it
+    first = first.lstrip("\ufeff")  # a UTF-8 byte-order mark (Excel's CSV)
     return "qid" in first.replace(",", " ").replace("\t", " ").replace('"', " ").split()
 
 
@@ -372,7 +373,8 @@ def _tsv_text(t) -> str:
     """The table as tab-separated text with a header line. Floats are written at full precision
     (the shortest text that reads back to the same double; ``nan``, ``inf``): the text format
     rounds to 4 decimals for reading, but TSV is read back, e.g. by ``uefast compare``. Nulls are
-    empty cells. A text value holding a tab or a line break is refused, naming it."""
+    empty cells. A text value holding a tab, a line break or a double quote (which Arrow's
+    unquoted writer refuses) is refused, naming it."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
@@ -382,14 +384,17 @@ def _tsv_text(t) -> str:
     for name in t.column_names:
         col = t[name]
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-            bad = pc.match_substring_regex(col, "[\t\n\r]")
+            bad = pc.match_substring_regex(col, '[\t\n\r"]')
             if pc.any(bad).as_py():
                 value = col.filter(bad)[0].as_py()
-                raise InputError(f"--format tsv: column {name!r} holds {value!r}, with a tab or "
-                                 f"a line break; use --format parquet or jsonl")
+                raise InputError(f"--format tsv: column {name!r} holds {value!r}, with a tab, a "
+                                 f"line break or a double quote; use --format parquet or jsonl")
     buf = io.BytesIO()
-    pacsv.write_csv(t, buf, write_options=pacsv.WriteOptions(
-        include_header=False, delimiter="\t", quoting_style="none"))
+    try:
+        pacsv.write_csv(t, buf, write_options=pacsv.WriteOptions(
+            include_header=False, delimiter="\t", quoting_style="none"))
+    except pa.ArrowInvalid as exc:  # any other value the unquoted writer refuses
+        raise InputError(f"--format tsv: {exc}; use --format parquet or jsonl") from None
     return "\t".join(t.column_names) + "\n" + buf.getvalue().decode()
 
 

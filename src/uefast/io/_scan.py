@@ -204,15 +204,19 @@ def parse_integral(arr: pa.Array, *, path, what: str, buf, lineno, line_start) -
     except InputError:
         raise as_int from None  # a value that is no number at all: "... is not an integer"
     plain = pc.match_substring_regex(arr, _INT_RE).to_numpy(zero_copy_only=False)
-    # a decimal without exponent (atol reads "1e1" as 1: refused rather than read as 10)
-    decimal = pc.match_substring_regex(arr, _DECIMAL_RE).to_numpy(zero_copy_only=False)
     out = np.empty(len(arr), np.int64)
     if plain.any():  # written as integers: exactly (beyond 2^53 too)
         idx = np.flatnonzero(plain)
         out[idx] = parse_numbers(arr.take(pa.array(idx)), "int", **{**kw, "lineno": lineno[idx],
                                                                     "line_start": line_start[idx]})
-    bad = np.flatnonzero(~plain & ~(decimal & np.isfinite(f) & (f == np.round(f))
-                                    & (np.abs(f) <= 2.0**53)))
+    integral = np.isfinite(f) & (f == np.round(f)) & (np.abs(f) <= 2.0**53)
+    # the value must also be what C's atol reads, the text's leading integer: "1.0" and
+    # "1.000e+00" are 1 both ways, "1e1" is 10 but atol reads 1 (refused, not silently 10)
+    lead = pc.extract_regex(arr, r"^\s*(?P<lead>[+-]?[0-9]*)").field("lead")
+    for r in np.flatnonzero(~plain & integral):
+        text = lead[int(r)].as_py()
+        integral[r] = text not in ("", "+", "-") and int(text) == f[r]
+    bad = np.flatnonzero(~plain & ~integral)
     if bad.size:
         r = int(bad[0])
         raise InputError(f"{path}:{int(lineno[r])}: {what} {arr[r].as_py()!r} is not an integer: "
@@ -233,7 +237,6 @@ def line_text(buf: np.ndarray, line_start: int, limit: int = 200) -> str:
 
 _FLOAT_RE = r"^[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[iI][nN][fF]([iI][nN][iI][tT][yY])?|[nN][aA][nN])$"
 _INT_RE = r"^[+-]?[0-9]+$"
-_DECIMAL_RE = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)$"
 
 
 def parse_numbers(arr: pa.Array, kind: str, *, path, what: str, buf, lineno, line_start) -> np.ndarray:

@@ -195,9 +195,12 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
         if isinstance(system, str) and len(paths) > 1:
             raise InputError("read_run: `system` must be a list with one name per file when reading several files")
     else:
-        if not isinstance(system, Sequence) or not all(isinstance(x, str) for x in system):
+        try:
+            systems = list(system)  # a list, tuple, array, Series ...; None: the file's runid
+        except TypeError:
+            systems = None
+        if systems is None or not all(x is None or isinstance(x, str) for x in systems):
             raise InputError(f"read_run: `system` must be a name or a list of names, got {system!r}")
-        systems = list(system)
         if len(systems) != len(paths):
             raise InputError(f"read_run: {len(paths)} files but {len(systems)} system names")
     parsed, tables, general = [], [], []

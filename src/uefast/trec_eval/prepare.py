@@ -170,6 +170,8 @@ class QrelsIndex:
             return general()
         if slow.size:
             strs = [bytes(buf[ds_:de_]).decode() for ds_, de_ in zip(*_field_after(buf, de[slow]))]
+            if any("x" in t or "X" in t for t in strs):
+                return general()  # hexadecimal, which Arrow would read: the general reader refuses it
             try:
                 label = label.copy()
                 label[slow] = pc.cast(pa.array(strs, pa.string()), pa.int64()).to_numpy(zero_copy_only=False)
