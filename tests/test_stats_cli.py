@@ -170,3 +170,12 @@ def test_compare_reads_csv_ids_as_text(tmp_path, capsys):
                  "2\ta\t0.3\n2\tb\t0.1\n3\ta\t0.3\n3\tb\t0.2\n")
     assert main(["compare", str(p), "--format", "jsonl"]) == 0
     assert json.loads(capsys.readouterr().out)["n_topics"] == 4
+
+
+def test_compare_ignores_a_text_label_column(tmp_path, capsys):
+    """Only relevance tables parse `label`: compare's per-query table may carry any label."""
+    p = tmp_path / "c.csv"
+    p.write_text("system,qid,measure,value,label\nA,1,ndcg,0.5,baseline\nA,2,ndcg,0.6,baseline\n"
+                 "B,1,ndcg,0.4,new\nB,2,ndcg,0.7,new\n")
+    assert main(["compare", str(p), "--format", "jsonl"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_topics"] == 2

@@ -387,3 +387,26 @@ def test_read_run_takes_any_list_of_names(tmp_path):
     p.write_text("1 Q0 a 1 1.0 x\n")
     assert read_run([p], system=np.array(["A"]))["system"].to_pylist() == ["A"]
     assert read_run([p], system=[None])["system"].to_pylist() == ["x"]
+
+
+def test_label_forms_atol_reads_the_same_and_csv_label_cells(tmp_path):
+    """'.0' is 0 for atol and as a number (was refused by the leading-integer rule); CSV label
+    cells are trimmed as Arrow's inference trimmed them, and an error names the data line past a
+    blank line; a set or dict of system names has no order to pair with files."""
+    from uefast.cli._tables import read_delimited
+
+    q = tmp_path / "q.txt"
+    q.write_text("1 0 d1 .0\n1 0 d2 -.0\n1 0 d3 +1.0\n")
+    assert read_qrels(q)["label"].to_pylist() == [0, 0, 1]
+    c = tmp_path / "q.csv"
+    c.write_text("qid,docid,label\n1,d1, 1\n1,d2,0 \n")
+    assert read_delimited(c, ",", labels=True)["label"].to_pylist() == [1, 0]
+    c.write_text("qid,docid,label,s\n1,a,1,1\n\n1,c,1,2\n1,d,x,3\n")
+    with pytest.raises(InputError, match=r"q.csv:5: label 'x' is not an integer: '1,d,x,3'"):
+        read_delimited(c, ",", labels=True)
+    assert read_delimited(c, ",")["label"].to_pylist() == ["1", "1", "x"]  # not a label table
+    r = tmp_path / "r.txt"
+    r.write_text("1 Q0 a 1 1.0 x\n")
+    for bad in ({"A"}, {str(r): "A"}):
+        with pytest.raises(InputError, match="`system` must be a name or a list of names"):
+            read_run([r], system=bad)

@@ -92,7 +92,7 @@ def _read_table(path: str, what: str):
         if low.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
             # ids are text (type inference made 0001 the integer 1, no longer the qrels' 0001);
             # a CSV writer drops ".0", so an integer column is a score column like a float one
-            t = read_delimited(path, "\t" if low.endswith((".tsv", ".tsv.gz")) else ",")
+            t = read_delimited(path, "\t" if low.endswith((".tsv", ".tsv.gz")) else ",", labels=True)
             for i, f in enumerate(t.schema):
                 if pa.types.is_integer(f.type) and f.name not in (*TEXT_COLUMNS, "label"):
                     t = t.set_column(i, f.name, t[f.name].cast(pa.float64()))

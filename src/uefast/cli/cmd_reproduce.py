@@ -65,7 +65,7 @@ def _read_table(path: str):
     if p.suffix.lower() in (".parquet", ".pq"):
         return read_parquet(p)
     if p.suffix.lower() in (".csv", ".tsv"):
-        return read_delimited(p, "\t" if p.suffix.lower() == ".tsv" else ",")
+        return read_delimited(p, "\t" if p.suffix.lower() == ".tsv" else ",", labels=True)
     raise InputError(f"table must be .parquet, .csv or .tsv; got {path}")
 
 

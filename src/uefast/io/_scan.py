@@ -210,12 +210,12 @@ def parse_integral(arr: pa.Array, *, path, what: str, buf, lineno, line_start) -
         out[idx] = parse_numbers(arr.take(pa.array(idx)), "int", **{**kw, "lineno": lineno[idx],
                                                                     "line_start": line_start[idx]})
     integral = np.isfinite(f) & (f == np.round(f)) & (np.abs(f) <= 2.0**53)
-    # the value must also be what C's atol reads, the text's leading integer: "1.0" and
-    # "1.000e+00" are 1 both ways, "1e1" is 10 but atol reads 1 (refused, not silently 10)
-    lead = pc.extract_regex(arr, r"^\s*(?P<lead>[+-]?[0-9]*)").field("lead")
-    for r in np.flatnonzero(~plain & integral):
-        text = lead[int(r)].as_py()
-        integral[r] = text not in ("", "+", "-") and int(text) == f[r]
+    # the value must also be what C's atol reads, the text's leading integer ("" -> 0): "1.0",
+    # ".0" and "1.000e+00" read the same both ways; "1e1" is 10 but atol reads 1 (refused)
+    lead = pc.extract_regex(arr, r"^\s*(?P<lead>[+-]?[0-9]{0,18})").field("lead")
+    lead = pc.replace_substring_regex(lead, r"^[+-]?$", "0")
+    lead = pc.replace_substring_regex(lead, r"^\+", "")
+    integral &= numpy_view(pc.cast(lead, pa.int64())) == f
     bad = np.flatnonzero(~plain & ~integral)
     if bad.size:
         r = int(bad[0])

@@ -14,7 +14,7 @@ take the general path: one Numba pass over the bytes plus Arrow casts.  No Pytho
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -195,8 +195,9 @@ def read_run(paths_or_path: PathLike | Sequence[PathLike], *, system: str | Sequ
         if isinstance(system, str) and len(paths) > 1:
             raise InputError("read_run: `system` must be a list with one name per file when reading several files")
     else:
-        try:
-            systems = list(system)  # a list, tuple, array, Series ...; None: the file's runid
+        try:  # a list, tuple, array, Series ...; None: the file's runid. Not a set or dict:
+            # no order to pair with the files
+            systems = None if isinstance(system, (Set, Mapping)) else list(system)
         except TypeError:
             systems = None
         if systems is None or not all(x is None or isinstance(x, str) for x in systems):
