@@ -106,7 +106,8 @@ def evaluate(
         LETOR style (``qrels=None``): every candidate judged; columns ``qid``, ``label``, optional
         ``docid`` and either score columns (``score_columns``, default: every floating-point
         column that is not a key or the label), or a ``system`` column with one score column
-        (``score``, or the one named in ``score_columns``). TREC style (``qrels`` given): columns ``qid``, ``docid``, ``score``, optional ``system``.
+        (``score``, or the one named in ``score_columns``). TREC style (``qrels`` given):
+        columns ``qid``, ``docid``, ``score``, optional ``system``.
         Any of: pyarrow Table / RecordBatchReader, polars DataFrame / LazyFrame, pandas DataFrame,
         Parquet path, dict of columns. A RecordBatchReader, an iterator of record batches, a
         ``pyarrow.dataset`` or a Parquet path larger than 1 GiB is *streamed* query by query with
