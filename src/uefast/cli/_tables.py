@@ -33,15 +33,13 @@ def _labels(arr, path):
     as int64. The file is read again only to word an error: its data lines are the non-blank
     lines after the header (Arrow skips blank lines; a quoted field spanning lines would shift
     the count)."""
-    import gzip
-
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from uefast.errors import InputError
     from uefast.inputs import numeric_array
-    from uefast.io._scan import parse_integral
+    from uefast.io._scan import parse_integral, read_bytes
 
     arr = pc.utf8_trim_whitespace(arr.cast(pa.string()))
     n = len(arr)
@@ -49,8 +47,7 @@ def _labels(arr, path):
         values = parse_integral(arr, path=path, what="label", buf=np.zeros(0, np.uint8),
                                 lineno=np.zeros(n, np.int64), line_start=np.zeros(n, np.int64))
     except InputError:
-        with (gzip.open if str(path).lower().endswith(".gz") else open)(path, "rb") as fh:
-            buf = np.frombuffer(fh.read(), np.uint8)
+        buf = read_bytes(path)  # decompressed as the TREC readers decompress
         starts = np.concatenate([[0], np.flatnonzero(buf == 10) + 1])
         starts = starts[starts < buf.size]  # (no line after a final newline)
         ends = np.append(starts[1:] - 1, buf.size)

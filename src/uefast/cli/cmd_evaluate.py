@@ -316,11 +316,12 @@ def _run_streaming(args) -> int:
     import pyarrow as pa
 
     qrels = _read_qrels_arg(args.qrels) if args.qrels else None
-    if qrels is not None:  # the run's key kinds from its schema: align the qrels to them
-        import pyarrow.dataset as ds
+    if qrels is not None:  # the run's key kinds from its schema (as the stream opens it,
+        # hive partition columns included): align the qrels to them
+        from uefast.inputs import parquet_dataset
 
         try:
-            schema = ds.dataset(args.table, format="parquet").schema
+            schema = parquet_dataset(args.table).schema
         except (pa.ArrowInvalid, OSError) as exc:
             raise InputError(f"table: cannot read {args.table!r}: {exc}") from None
         _, qrels = _align_keys(schema, qrels)

@@ -190,6 +190,19 @@ def numbers_per_line(path, kind: str, what: str, check_count=None):
     return values, lines, lstart, buf
 
 
+def fast_ints(texts: list[str]) -> np.ndarray | None:
+    """The fused readers' few numbers their byte scanners leave aside, as int64 through Arrow's
+    cast; ``None`` (the caller takes its general reader, whose errors name lines) where Arrow
+    refuses one or would read hexadecimal, which :func:`parse_numbers` refuses ("0x10": Arrow 16,
+    C's atol 0)."""
+    if any("x" in t or "X" in t for t in texts):
+        return None
+    try:
+        return pc.cast(pa.array(texts, pa.string()), pa.int64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
 def parse_integral(arr: pa.Array, *, path, what: str, buf, lineno, line_start) -> np.ndarray:
     """Integers, or integral decimals such as ``1.0`` / ``2.00`` (tools that write labels as
     floats; trec_eval's ``atol`` and LightGBM read them as those integers), as int64. Anything

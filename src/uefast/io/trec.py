@@ -27,7 +27,8 @@ from uefast.inputs import numeric_array, numpy_view, string_array, text_array
 from uefast.io import _fast
 from uefast.io._fast import usable_cpus
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
-from uefast.io._scan import _gather, gather_strings, line_text, parse_integral, parse_numbers, read_bytes, scan_fields
+from uefast.io._scan import (_gather, fast_ints, gather_strings, line_text, parse_integral, parse_numbers,
+                             read_bytes, scan_fields)
 
 __all__ = ["read_run", "read_qrels", "RUN_SCHEMA", "QRELS_SCHEMA"]
 
@@ -113,10 +114,10 @@ def _read_run_fast(path: PathLike, sysname, extra_columns: str, ranks: str = "ch
     try:
         if slow_r.size and ranks == "check":
             a, b = _fast.next_field(buf, de[slow_r])
-            texts = [bytes(buf[x:y]).decode() for x, y in zip(a, b)]
-            if any("x" in t or "X" in t for t in texts):
-                return None  # hexadecimal, which Arrow would read: the general reader refuses it
-            rank[slow_r] = pc.cast(pa.array(texts, pa.string()), pa.int64()).to_numpy(zero_copy_only=False)
+            v = fast_ints([bytes(buf[x:y]).decode() for x, y in zip(a, b)])
+            if v is None:
+                return None
+            rank[slow_r] = v
         if slow_s.size:
             a, b = _fast.next_field(buf, de[slow_s])
             a, b = _fast.next_field(buf, b)

@@ -28,6 +28,7 @@ from uefast.errors import InputError
 from uefast.inputs import numpy_view, readonly, string_array
 from uefast.io import _fast
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
+from uefast.io._scan import fast_ints
 from uefast.io._topics import ranked_rel
 from uefast.trec_eval.ordering import rank_order
 
@@ -169,14 +170,11 @@ class QrelsIndex:
         if not ok:
             return general()
         if slow.size:
-            strs = [bytes(buf[ds_:de_]).decode() for ds_, de_ in zip(*_field_after(buf, de[slow]))]
-            if any("x" in t or "X" in t for t in strs):
-                return general()  # hexadecimal, which Arrow would read: the general reader refuses it
-            try:
-                label = label.copy()
-                label[slow] = pc.cast(pa.array(strs, pa.string()), pa.int64()).to_numpy(zero_copy_only=False)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            v = fast_ints([bytes(buf[ds_:de_]).decode() for ds_, de_ in zip(*_field_after(buf, de[slow]))])
+            if v is None:
                 return general()
+            label = label.copy()
+            label[slow] = v
         return cls._from_rows(buf, qs, qe, buf, ds, de, label, path)
 
 
@@ -225,7 +223,7 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
     else:
         score = np.asarray(sc.to_numpy(zero_copy_only=False), dtype=np.float64)
     if float32_scores:
-        score = _float32(score)
+        score = float32_sim(score)
     qo, qd = str_buffers(qid)
     if not np.isnan(score).any():  # the fast path's kernels on the table's string buffers
         do, dd = str_buffers(doc)
@@ -288,7 +286,7 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
                    complete=complete, bogus_missing=bogus_missing, level=level)
 
 
-def _float32(score: np.ndarray) -> np.ndarray:
+def float32_sim(score: np.ndarray) -> np.ndarray:
     """Scores as trec_eval 9.x keeps them (``float sim``): rounded to float32, those beyond its
     range to +-inf as the C conversion gives them (without NumPy's overflow warning)."""
     with np.errstate(over="ignore"):
@@ -404,7 +402,7 @@ class ScannedRun:
                   bogus_missing=bogus_missing, level=level)
         if self.table is not None:
             return prepare(self.table, qi, source=str(self.path), run_file=self.path, **kw)
-        score = _float32(self.score) if float32_scores else self.score
+        score = float32_sim(self.score) if float32_scores else self.score
         order, counts, r, _ = _fast.run_index(
             self.buf, self.qs, self.qe, self.ds, self.de, self.dh, self.dw0, self.dw1, self.first, self.cnt,
             self.byr, score, len(qi.qids), qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys, qi.table,

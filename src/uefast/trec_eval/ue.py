@@ -17,7 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
-from uefast.inputs import numpy_view, text_array
+from uefast.inputs import numeric_array, numpy_view, text_array
+from uefast.trec_eval.prepare import float32_sim
 
 __all__ = ["engine_measure", "ue_extra", "UE_COLUMNS"]
 
@@ -91,9 +92,9 @@ def ue_extra(result, run: pa.Table, qrels: pa.Table, *, relevance_level: int = 1
     topics = text_array(list(result.qids))
     r = run.select(["qid", "docid", "score"])
     r = r.filter(pc.is_in(r["qid"], value_set=topics))
-    if version != "10.0":  # trec_eval 9 stores scores as float
-        f32 = pc.cast(pc.cast(r["score"], pa.float32()), pa.float64())
-        r = r.set_column(r.schema.get_field_index("score"), "score", f32)
+    if version != "10.0":  # trec_eval 9 stores scores as float, rounded as its ranking was
+        f32 = float32_sim(np.asarray(numpy_view(r["score"].combine_chunks()), dtype=np.float64))
+        r = r.set_column(r.schema.get_field_index("score"), "score", numeric_array(f32))
     if max_docs is not None:
         r = _truncate(r, max_docs)
     # an Arrow scalar from the name's bytes: pa.array / pa.scalar of Python values would make
