@@ -6,7 +6,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.core.extending import intrinsic
 
-__all__ = ["_load_le64", "_cttz64", "_ctlz64", "_f64_bits", "_f32_bits", "_bswap64", "_mulhi64"]
+__all__ = ["_load_le64", "_cttz64", "_ctlz64", "_f64_bits", "_bits_f64", "_f32_bits", "_bswap64", "_mulhi64"]
 
 
 @intrinsic
@@ -39,6 +39,16 @@ def _f64_bits(typingctx, x):
 
     def codegen(context, builder, sig, args):
         return builder.bitcast(args[0], ir.IntType(64))
+    return sig, codegen
+
+
+@intrinsic
+def _bits_f64(typingctx, x):
+    """The float64 whose IEEE-754 bit pattern is the uint64 ``x`` (inverse of :func:`_f64_bits`)."""
+    sig = types.float64(types.uint64)
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.DoubleType())
     return sig, codegen
 
 

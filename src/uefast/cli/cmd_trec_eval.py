@@ -120,14 +120,15 @@ def _atol(s: str, opt: str) -> int:
 
 
 def _read_inputs(qrels_path: str, run_path: str):
-    """Qrels index and scanned run, the two files read in parallel threads (both paths release
-    the GIL); a qrels error is reported first, as when they are read one after the other."""
+    """Qrels index and the run file's bytes, the two files read in parallel threads (both
+    release the GIL); the run is scanned once the qrels are indexed (``ScannedRun.prepare``), and
+    a qrels error is reported first, as when they are read one after the other."""
     from concurrent.futures import ThreadPoolExecutor
 
     from uefast.trec_eval.prepare import QrelsIndex, ScannedRun
 
     with ThreadPoolExecutor(2) as ex:
-        fr = ex.submit(ScannedRun.scan, run_path, extra_columns="ignore")
+        fr = ex.submit(ScannedRun.read, run_path, extra_columns="ignore")
         fq = ex.submit(QrelsIndex.from_file, qrels_path)
         try:
             qi = fq.result()

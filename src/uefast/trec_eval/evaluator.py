@@ -70,14 +70,15 @@ def evaluate_trec(run: pa.Table | ScannedRun | str | os.PathLike, qrels: pa.Tabl
     ``runid`` defaults to the run's last ``system`` value (trec_eval prints the last line's runid).
 
     ``run`` / ``qrels`` may also be file paths (plain, gzip, bzip2 or xz): they are then read by the fused
-    fast path (:meth:`ScannedRun.scan`, :meth:`QrelsIndex.from_file`; run lines with more than six
+    fast path (:meth:`ScannedRun.read`, whose :meth:`~ScannedRun.prepare` scans, joins and ranks
+    the run in one pass per topic; :meth:`QrelsIndex.from_file`; run lines with more than six
     fields are accepted and the rank field is not read, as in trec_eval), with the same errors as
     :func:`uefast.io.read_run` (``ranks="ignore"``) / :func:`uefast.io.read_qrels`.
     """
     if isinstance(qrels, (str, os.PathLike)):
         qrels = QrelsIndex.from_file(qrels)
     if isinstance(run, (str, os.PathLike)):
-        run = ScannedRun.scan(run)
+        run = ScannedRun.read(run)
     if version not in VERSIONS:
         raise InputError(f"trec_eval version must be one of {VERSIONS}, got {version!r}")
     sel = select_measures(list(measures or []), version)
@@ -103,7 +104,8 @@ def evaluate_trec_files(qrels: QrelsIndex | pa.Table | str | os.PathLike,
                         workers: int | None = None, **options) -> list[TrecEvalResult]:
     """:func:`evaluate_trec` for several run files against one qrels, files processed in
     parallel threads (gunzip, the fused scan, the join and the sort release the GIL); a qrels
-    file is indexed in one more thread while the first runs are read.
+    file is indexed in one more thread while the first runs are read and decompressed (the
+    one-pass scan of a run needs the qrels index).
 
     ``workers`` defaults to the number of usable CPUs; ``options`` are those of
     :func:`evaluate_trec`.  Results come in the order of ``runs``; the first failing file (in
@@ -122,14 +124,14 @@ def evaluate_trec_files(qrels: QrelsIndex | pa.Table | str | os.PathLike,
     n = max(1, min(workers, len(runs)))
     if n == 1:
         qi = index()
-        return [evaluate_trec(ScannedRun.scan(p), qi, measures, **options) for p in runs]
-    # the qrels are indexed in one more thread while the first runs are read and scanned
+        return [evaluate_trec(ScannedRun.read(p), qi, measures, **options) for p in runs]
+    # the qrels are indexed in one more thread while the first runs are read and decompressed
     with ThreadPoolExecutor(n + 1) as ex:
         qf = ex.submit(index)
 
         def one(path):
             try:
-                scanned = ScannedRun.scan(path)
+                scanned = ScannedRun.read(path)
             except Exception:
                 qf.result()  # a qrels error is reported first, as when the qrels come first
                 raise

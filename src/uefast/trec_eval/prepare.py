@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from uefast.errors import InputError
 from uefast.inputs import numpy_view, readonly, string_array
 from uefast.io import _fast
+from uefast.io._fused import scan_rank_run
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
 from uefast.io._scan import fast_ints
 from uefast.io._topics import ranked_rel
@@ -340,24 +341,45 @@ def _finish(qi: QrelsIndex, rel: np.ndarray, counts: np.ndarray, *, max_docs, ju
 
 
 class ScannedRun:
-    """A run file scanned by the fused fast path (:meth:`scan`): byte offsets of qid and docno,
-    docno hashes, scores, rows grouped by qid (repeated docnos checked).  When the file needs the
-    general reader (odd lines, non-ASCII text, NaN scores or numbers Arrow refuses, a repeated
-    docno), ``table`` holds what :func:`uefast.io.read_run` makes of it instead, and :meth:`scan`
-    raises exactly that reader's errors.
+    """A run file read for the fused fast path.
+
+    :meth:`read` only reads (and decompresses) the file; :meth:`prepare` then scans, joins and
+    ranks it in one pass per topic (:func:`uefast.io._fused.scan_rank_run`) and falls back to the
+    staged scan when that pass declines the file. :meth:`scan` runs the staged scan at once: byte
+    offsets of qid and docno, docno hashes, scores, rows grouped by qid (repeated docnos checked).
+    When the file needs the general reader (odd lines, non-ASCII text, NaN scores or numbers
+    Arrow refuses, a repeated docno), ``table`` holds what :func:`uefast.io.read_run` makes of it
+    instead, and the staged scan raises exactly that reader's errors.
     """
 
     def __init__(self, path, extra_columns):
         self.path = path
         self.extra_columns = extra_columns
         self.table: pa.Table | None = None
+        self.buf: np.ndarray | None = None
+        self.qs: np.ndarray | None = None  # set by the staged scan
+        self._rows: int | None = None      # content lines, once a pass has counted them
+        self.runid: str | None = None
+
+    @classmethod
+    def read(cls, path, *, extra_columns: str = "ignore") -> "ScannedRun":
+        """Read (and decompress) the file; scanning waits for :meth:`prepare`, which knows the
+        qrels and the score precision."""
+        self = cls(path, extra_columns)
+        self.buf = _fast.read_bytes(path)
+        return self
 
     @classmethod
     def scan(cls, path, *, extra_columns: str = "ignore") -> "ScannedRun":
-        self = cls(path, extra_columns)
-        buf = _fast.read_bytes(path)
+        """Read the file and run the staged scan now (its errors raised here)."""
+        self = cls.read(path, extra_columns=extra_columns)
+        self._scan()
+        return self
+
+    def _scan(self) -> None:
+        buf = self.buf
         ok, qs, qe, ds, de, dh, dw0, dw1, bits, slow_s, _, rs, re_, _, _, _ = _fast.scan_run(
-            buf, extra_columns != "ignore", full=False)
+            buf, self.extra_columns != "ignore", full=False)
         score = bits.view(np.float64)
         if ok and slow_s.size:  # the rank field is never read: trec_eval ignores it
             ok = self._slow_numbers(buf, de, score, slow_s)
@@ -366,11 +388,11 @@ class ScannedRun:
         if ok:  # group rows by qid; a repeated (qid, docno) -> the general reader's error
             ok, self.first, self.cnt, self.byr = _fast.run_group(buf, qs, qe, ds, de, dh, dw0, dw1)
         if not ok:
-            return self._general()
-        self.buf, self.qs, self.qe, self.ds, self.de, self.score = buf, qs, qe, ds, de, score
+            self._general()
+            return
+        self.qs, self.qe, self.ds, self.de, self.score = qs, qe, ds, de, score
         self.dh, self.dw0, self.dw1 = dh, dw0, dw1
         self.runid = bytes(buf[rs:re_]).decode("ascii")
-        return self
 
     def _general(self) -> "ScannedRun":
         from uefast.io import read_run
@@ -392,20 +414,41 @@ class ScannedRun:
             return False
         return True
 
+    def _staged(self) -> bool:
+        """Whether the staged scan (or the general reader) has run."""
+        return self.table is not None or self.qs is not None
+
     @property
     def num_rows(self) -> int:
-        return self.table.num_rows if self.table is not None else self.qs.size
+        if self.table is not None:
+            return self.table.num_rows
+        if self.qs is not None:
+            return self.qs.size
+        if self._rows is None:
+            self._scan()
+            return self.num_rows
+        return self._rows
 
     def prepare(self, qi: QrelsIndex, *, float32_scores=False, max_docs=None, judged_only=False, complete=False,
                 bogus_missing=False, level=1) -> Prepared:
-        kw = dict(float32_scores=float32_scores, max_docs=max_docs, judged_only=judged_only, complete=complete,
-                  bogus_missing=bogus_missing, level=level)
+        kw = dict(max_docs=max_docs, judged_only=judged_only, complete=complete, bogus_missing=bogus_missing,
+                  level=level)
+        if not self._staged() and self.extra_columns == "ignore":
+            ok, rel, counts, rows, rs, re_ = scan_rank_run(
+                self.buf, float32_scores, _fast._POW5, qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys,
+                qi.table, qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end, qi.row_label)
+            if ok:
+                self._rows = rows
+                self.runid = bytes(self.buf[rs:re_]).decode("ascii")
+                return _finish(qi, rel, counts, **kw)
+        if not self._staged():
+            self._scan()
         if self.table is not None:
-            return prepare(self.table, qi, source=str(self.path), run_file=self.path, **kw)
+            return prepare(self.table, qi, float32_scores=float32_scores, source=str(self.path),
+                           run_file=self.path, **kw)
         score = float32_sim(self.score) if float32_scores else self.score
         order, counts, r, _ = _fast.run_index(
             self.buf, self.qs, self.qe, self.ds, self.de, self.dh, self.dw0, self.dw1, self.first, self.cnt,
             self.byr, score, len(qi.qids), qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys, qi.table,
             qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end)
-        return _finish(qi, ranked_rel(order, r, qi.row_label), counts, max_docs=max_docs,
-                       judged_only=judged_only, complete=complete, bogus_missing=bogus_missing, level=level)
+        return _finish(qi, ranked_rel(order, r, qi.row_label), counts, **kw)

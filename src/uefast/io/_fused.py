@@ -1,0 +1,269 @@
+"""One pass from a run file's bytes to trec_eval's ranked relevance values, topic by topic.
+
+The staged fast path (:func:`uefast.io._words.scan_run_words`, then
+:func:`uefast.io._topics.run_group`, :func:`~uefast.io._topics.run_index` and
+:func:`~uefast.io._topics.ranked_rel`) writes eight 8-byte values per run line to fresh memory and
+reads them back three times: on the 17 TREC 2003 Robust runs that traffic (and its page faults)
+costs about as much as the parsing itself. Run files list each topic's lines together, so here the
+lines of one topic (a *block*) are parsed into a small scratch area that is reused from block to
+block and stays in cache; when the block ends it is checked for a repeated docno, joined to the
+topic's qrels table (:func:`uefast.io._topics.build_topic_tables`) and ranked in place (score
+descending, docno descending by bytes: trec_eval's ``form_res_rels.c`` order, sorting only runs of
+tied scores when the block is already in score order), and only its relevance values are written
+out. The per-line parsing is the word-at-a-time scanner's (:mod:`uefast.io._words`: same
+helpers, same results).
+
+The pass handles the common case only and returns ``ok == False`` for anything else, which the
+caller then gives to the staged path (which words every error and handles every odd case): bytes
+that :func:`~uefast.io._words._plain` refuses, a line with too few fields, a score that needs
+Arrow, a docno repeated within a block, a topic with qrels whose lines are not all in one block,
+an empty file. Extra columns after the runid are skipped (``extra_columns="ignore"``) and the rank
+field is not read, as in trec_eval. A docno repeated in a topic without qrels sends the file to
+the staged path too, though that path then evaluates it the same way (such topics are dropped).
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from uefast._intrinsics import _bits_f64
+from uefast.io._floatparse import _parse_float_open
+from uefast.io._hashtab import _EMPTY, _eqb, _fnv, _key, _probe, _wfind, _wput
+from uefast.io._topics import _pow2, _sort_ties
+from uefast.io._words import _at_end, _docno_key, _fend, _plain, _score_bits, _skip
+
+__all__ = ["scan_rank_run"]
+
+_U = np.uint64
+_jit = nb.njit(cache=True, nogil=True)
+
+
+@_jit
+def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, tab, soff, r_data, r_s, r_e,
+                row_label, rel, o):
+    """Check block rows 0..m-1 for a repeated docno (False if one), and for a topic with qrels
+    (``t >= 0``) write their relevance values in rank order to ``rel[o:o + m]``: the qrels label
+    (-2 where it is negative: pooled but unjudged), -1 where the topic's qrels do not list the
+    docno."""
+    zero = np.int64(0)
+    mask = _U(_pow2(2 * m) - 1)
+    dtab[:3 * (np.int64(mask) + 1)] = _EMPTY
+    for k in range(m):
+        r, p = _wfind(dtab, zero, mask, sh[k], sw0[k], sw1[k], sde[k] - sds[k], buf, sds, sde, buf, sds[k], sde[k])
+        if r >= 0:
+            return False
+        _wput(dtab, zero, p, sw0[k], sw1[k], sde[k] - sds[k], k)
+    if t < 0:
+        return True
+    tbase = soff[t]
+    tmask = _U(soff[t + 1] - tbase - 1)
+    warm = _U(0)
+    for j in range(3 * tbase, 3 * soff[t + 1], 8):  # the table in address order (prefetched)
+        warm ^= tab[j]
+    for k in range(m):
+        r, _ = _wfind(tab, tbase, tmask, sh[k], sw0[k], sw1[k], sde[k] - sds[k], r_data, r_s, r_e, buf, sds[k],
+                      sde[k])
+        v = np.int64(-1)
+        if r >= 0:
+            v = np.int64(row_label[r]) + np.int64(warm == _U(1))
+            if v < 0:
+                v = -2
+        lab[k] = v
+        perm[k] = k
+    seg = perm[:m]
+    srt = True
+    for k in range(m - 1):
+        if ssc[k] < ssc[k + 1]:
+            srt = False
+            break
+    if not srt:  # stable: rows of equal score keep file order until their docnos sort them
+        idx = np.argsort(-ssc[:m], kind="mergesort")
+        for k in range(m):
+            seg[k] = idx[k]
+    k = 0
+    while k < m:
+        k2 = k + 1
+        while k2 < m and ssc[seg[k2]] == ssc[seg[k]]:
+            k2 += 1
+        if k2 - k > 1:
+            _sort_ties(seg[k:k2], tmp, buf, sds, sde)
+        k = k2
+    for k in range(m):
+        rel[o + k] = lab[seg[k]]
+    return True
+
+
+@_jit
+def _grown(a, m):
+    b = np.empty(2 * a.size, a.dtype)
+    b[:m] = a[:m]
+    return b
+
+
+_EOF, _NEW, _FULL, _FAIL = 0, 1, 2, 3
+
+
+@_jit
+def _parse_lines(buf, i, q_s, q_e, m, sds, sde, sh, sw0, sw1, ssc, f32, pow5, rs, re_):
+    """Parse run lines from ``i`` into block rows ``m, m + 1, ...`` while their qid is
+    ``buf[q_s:q_e]``. Returns (status, i, qid end, m, runid start, runid end): ``_NEW`` with the
+    next line's qid at ``buf[i:qid end]``, ``_EOF``, ``_FULL`` (the scratch arrays are full; ``i``
+    is the start of the line not read), or ``_FAIL`` (the staged path must take the file). A
+    separate function so that the caller's scratch arrays are not rebound inside the line loop
+    (Numba then keeps reference counts per line: ~2x slower)."""
+    n = buf.size
+    cap = sds.size
+    while i < n:
+        c = buf[i]
+        if c <= 32 or c == 35:  # leading blanks, a blank line or a '#' comment line
+            i = _skip(buf, i, n)
+            if i >= n:
+                break
+            c = buf[i]
+            if c == 10:
+                i += 1
+                continue
+            if c == 35:
+                while i < n and buf[i] != 10:
+                    i += 1
+                i += 1
+                continue
+        # qid: the block ends where it changes
+        e = _fend(buf, i, n)
+        if q_s < 0 or not _eqb(buf, q_s, q_e, buf, i, e):
+            return _NEW, i, e, m, rs, re_
+        if m == cap:
+            return _FULL, i, e, m, rs, re_
+        s0 = i
+        # Q0 (any text)
+        i = _skip(buf, e, n)
+        if _at_end(buf, i, n):
+            return _FAIL, s0, e, m, rs, re_
+        i = _skip(buf, _fend(buf, i, n), n)
+        if _at_end(buf, i, n):
+            return _FAIL, s0, e, m, rs, re_
+        # docno
+        e = _fend(buf, i, n)
+        h, w0, w1 = _docno_key(buf, i, e, n)
+        sds[m] = i
+        sde[m] = e
+        sh[m] = h
+        sw0[m] = w0
+        sw1[m] = w1
+        i = _skip(buf, e, n)
+        if _at_end(buf, i, n):
+            return _FAIL, s0, e, m, rs, re_
+        # rank: not read (trec_eval ignores it)
+        i = _skip(buf, _fend(buf, i, n), n)
+        if _at_end(buf, i, n):
+            return _FAIL, s0, e, m, rs, re_
+        # score
+        e = _fend(buf, i, n)
+        ok, b = _score_bits(buf, i, e, n, pow5)
+        if not ok:
+            ok, b, p = _parse_float_open(buf, i, n, pow5)
+            if not ok or not _at_end(buf, p, n):
+                return _FAIL, s0, e, m, rs, re_
+        v = _bits_f64(b)
+        if v != v:
+            return _FAIL, s0, e, m, rs, re_
+        if f32:
+            v = np.float64(np.float32(v))
+        ssc[m] = v
+        i = _skip(buf, e, n)
+        if _at_end(buf, i, n):
+            return _FAIL, s0, e, m, rs, re_
+        # runid
+        e = _fend(buf, i, n)
+        rs, re_ = i, e
+        # the rest of the line: nothing, or extra columns (skipped)
+        i = e
+        while i < n and buf[i] != 10:
+            i += 1
+        i += 1
+        m += 1
+    return _EOF, i, i, m, rs, re_
+
+
+@_jit
+def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, r_data, r_s, r_e, row_label):
+    """Scan a run file's bytes and rank it against a :class:`~uefast.trec_eval.prepare.QrelsIndex`
+    (its topic table ``t_*``, per-topic docno tables ``tab`` / ``soff`` over the docnos
+    ``r_data[r_s:r_e]`` and ``row_label``), scores rounded to float32 first with ``f32``
+    (trec_eval 9.x). Returns (ok, rel, counts, rows, runid start, runid end): ``rel`` the
+    relevance values in rank order, topics in qrels code order, ``counts[t]`` the rows of qrels
+    topic t, ``rows`` the run's content lines; ok False: use the staged path (module docstring).
+    """
+    n = buf.size
+    nq = t_s.size
+    e0 = np.zeros(0, np.int64)
+    if n == 0 or not _plain(buf):
+        return False, e0, e0, 0, 0, 0
+    cap = 1024
+    sds = np.empty(cap, np.int64)
+    sde = np.empty(cap, np.int64)
+    sh = np.empty(cap, np.uint64)
+    sw0 = np.empty(cap, np.uint64)
+    sw1 = np.empty(cap, np.uint64)
+    ssc = np.empty(cap, np.float64)
+    lab = np.empty(cap, np.int64)
+    perm = np.empty(cap, np.int64)
+    tmp = np.empty(cap, np.int64)
+    dtab = np.empty(3 * _pow2(2 * cap), np.uint64)
+    rel = np.empty(n // 11 + 2, np.int64)
+    b_code = np.empty(nq, np.int64)
+    b_start = np.empty(nq, np.int64)
+    seen = np.zeros(nq, np.bool_)
+    zero = np.zeros(nq, np.int64)
+    nblk = 0
+    o = 0
+    cq_s, cq_e, ct, m = np.int64(-1), np.int64(-1), np.int64(-1), 0
+    rows = 0
+    rs, re_ = 0, 0
+    i = 0
+    while True:
+        st, i, e, m, rs, re_ = _parse_lines(buf, i, cq_s, cq_e, m, sds, sde, sh, sw0, sw1, ssc, f32, pow5, rs, re_)
+        if st == _FAIL:
+            return False, e0, e0, 0, 0, 0
+        if st == _FULL:  # a longer block: larger scratch arrays
+            sds, sde, sh, sw0, sw1 = _grown(sds, m), _grown(sde, m), _grown(sh, m), _grown(sw0, m), _grown(sw1, m)
+            ssc, lab, perm, tmp = _grown(ssc, m), _grown(lab, m), _grown(perm, m), _grown(tmp, m)
+            dtab = np.empty(3 * _pow2(2 * sds.size), np.uint64)
+            continue
+        if cq_s >= 0:  # the block [cq_s ...] ended
+            if not _rank_block(ct, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, tab, soff, r_data,
+                               r_s, r_e, row_label, rel, o):
+                return False, e0, e0, 0, 0, 0
+            rows += m
+            if ct >= 0:
+                b_code[nblk] = ct
+                b_start[nblk] = o
+                nblk += 1
+                o += m
+        if st == _EOF:
+            break
+        ct = _probe(t_slots, t_keys, zero, t_data, t_s, t_e, 0, _key(0, _fnv(buf, i, e)), buf, i, e)
+        if ct >= 0:
+            if seen[ct]:  # the topic's lines are not together
+                return False, e0, e0, 0, 0, 0
+            seen[ct] = True
+        cq_s, cq_e, m = i, e, 0
+    if rows == 0:
+        return False, e0, e0, 0, 0, 0
+    counts = np.zeros(nq, np.int64)
+    b_end = np.empty(nblk, np.int64)
+    srt = True
+    for k in range(nblk):
+        b_end[k] = b_start[k + 1] if k + 1 < nblk else o
+        counts[b_code[k]] = b_end[k] - b_start[k]
+        if k > 0 and b_code[k] < b_code[k - 1]:
+            srt = False
+    if srt:
+        return True, rel[:o], counts, rows, rs, re_
+    out = np.empty(o, np.int64)  # blocks into qrels topic order
+    p = 0
+    for k in np.argsort(b_code[:nblk]):
+        for j in range(b_start[k], b_end[k]):
+            out[p] = rel[j]
+            p += 1
+    return True, out, counts, rows, rs, re_

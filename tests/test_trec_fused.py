@@ -1,0 +1,179 @@
+"""The one-pass scan-join-rank of a run file (:func:`uefast.io._fused.scan_rank_run`, taken by
+``ScannedRun.read(...).prepare``) against the staged path (``ScannedRun.scan``: scan, group,
+join, rank) and against the plain-Python reference of ``form_res_rels.c``: same ranked relevance
+lists, and for every input the pass declines, the staged path's result or error."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from uefast.errors import InputError
+from uefast.io import _fast
+from uefast.io._fused import scan_rank_run
+from uefast.trec_eval import QrelsIndex, ScannedRun, evaluate_trec, evaluate_trec_files, format_text
+
+from test_trec_fastpath import _reference, _write
+
+DOCS = ([f"D{i}" for i in range(40)] + [f"DOC{i:05d}" for i in range(20)]
+        + [f"ABCDEFGHIJKLMN{i:02d}" for i in range(20)] + [f"ABCDEFGHIJKLMNOP-{i}-tail" for i in range(30)])
+
+
+def _fused(buf, qi, f32=False):
+    return scan_rank_run(buf, f32, _fast._POW5, qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys, qi.table,
+                         qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end, qi.row_label)
+
+
+def _grouped(seed: int, *, big: int = 0):
+    """Qrels and a run whose topics each come as one block of lines (what the pass takes):
+    topics in an order that is not strcmp order, one without qrels, scores sorted or not, with
+    ties and float32-only ties, short / 8- / 16-byte / long docnos, comments, blank lines, extra
+    columns; ``big``: one more topic of that many lines (past the 1024-row scratch)."""
+    rng = random.Random(seed)
+    topics = [str(t) for t in rng.sample(range(5, 40), 8)] + ["x9", "100"]
+    docs = DOCS + [f"B{i}" for i in range(big)]
+    qrels = []
+    for t in topics[1:]:
+        for d in rng.sample(docs if t == "100" else DOCS, rng.randint(1, 40 if t != "100" else big + 1)):
+            qrels.append(f"{t} 0 {d} {rng.choice([-1, 0, 0, 1, 1, 2, 3])}")
+    rng.shuffle(qrels)
+    run = ["# a comment line", ""]
+    for t in topics:  # topics[0] has no qrels
+        n = big if t == "100" else rng.randint(1, 60)
+        pool = docs if t == "100" else DOCS
+        scores = [rng.choice([1.0, 2.0, 0.5, rng.random(), rng.uniform(-5, 5), 1.0000000001, 1.00000000001,
+                              1 + 2 ** -30, rng.uniform(100, 101), -0.0, 0.0]) for _ in range(n)]
+        if rng.random() < 0.6:
+            scores.sort(reverse=True)
+        for k, (d, score) in enumerate(zip(rng.sample(pool, n), scores)):
+            s = rng.choice([repr(score), f"{score:.3f}", f"{score:.17g}", f"{score:e}"])
+            sep = rng.choice([" ", "\t", "  ", " \t"])
+            run.append(sep.join([t, "Q0", d, str(k), s, "sysA"]) + rng.choice(["", " extra", "\r", "", ""]))
+        if rng.random() < 0.2:
+            run.append("")
+    return "\n".join(qrels) + "\n", "\n".join(run) + "\n"
+
+
+def _staged_prepare(path, qi, **kw):
+    return ScannedRun.scan(path).prepare(qi, **kw)
+
+
+def _same_prepared(a, b):
+    assert a.qids == b.qids
+    assert a.rel.tolist() == b.rel.tolist()
+    assert a.off.tolist() == b.off.tolist()
+    assert a.bogus.tolist() == b.bogus.tolist()
+    assert np.array_equal(a.rel_levels, b.rel_levels) and np.array_equal(a.nrl, b.nrl)
+
+
+OPTS = [dict(), dict(float32_scores=True), dict(max_docs=5), dict(judged_only=True),
+        dict(complete=True, bogus_missing=True), dict(level=2)]
+
+
+@pytest.mark.parametrize("seed,big", [(s, 0) for s in range(8)] + [(8, 2500), (9, 1025)])
+def test_pass_taken_and_equal_to_reference_and_staged(tmp_path, seed, big):
+    qtext, rtext = _grouped(seed, big=big)
+    qp, rp = _write(tmp_path, "q.txt", qtext), _write(tmp_path, "r.txt.gz", rtext, gz=True)
+    qi = QrelsIndex.from_file(qp)
+    for f32 in (False, True):
+        ok, rel, counts, rows, rs, re_ = _fused(_fast.read_bytes(rp), qi, f32)
+        assert ok  # the pass took the file: the comparisons below test it, not the fallback
+        assert rows == sum(1 for ln in rtext.splitlines() if ln.strip() and not ln.startswith("#"))
+    for opt in OPTS:
+        sr = ScannedRun.read(rp)
+        got = sr.prepare(qi, **opt)
+        assert sr.qs is None and sr.table is None  # no staged scan ran
+        _same_prepared(got, _staged_prepare(rp, qi, **opt))
+        if set(opt) <= {"float32_scores", "max_docs", "judged_only"}:
+            want = _reference(rtext, qtext, float32=opt.get("float32_scores", False), max_docs=opt.get("max_docs"),
+                              judged_only=opt.get("judged_only", False))
+            assert (got.qids, got.rel.tolist(), got.off.tolist()) == want
+        assert sr.runid == "sysA" and sr.num_rows == rows
+
+
+@pytest.mark.parametrize("version", ["10.0", "9.0.8"])
+def test_evaluate_trec_text_equal(tmp_path, version):
+    qtext, rtext = _grouped(3)
+    qp, rp = _write(tmp_path, "q.txt", qtext), _write(tmp_path, "r.txt", rtext)
+    qi = QrelsIndex.from_file(qp)
+    for opt in [dict(), dict(complete=True), dict(max_docs=9, judged_only=True)]:
+        a = evaluate_trec(ScannedRun.read(rp), qi, ["all_trec"], version=version, **opt)
+        b = evaluate_trec(ScannedRun.scan(rp), qi, ["all_trec"], version=version, **opt)
+        assert format_text(a, per_query=True) == format_text(b, per_query=True)
+    res = evaluate_trec_files(qp, [rp, rp], ["official"], workers=2, version=version)
+    assert [format_text(r, per_query=True) for r in res] == \
+        [format_text(evaluate_trec(ScannedRun.scan(rp), qi, ["official"], version=version), per_query=True)] * 2
+
+
+QRELS = "1 0 a 1\n1 0 b 0\n2 0 a 2\n2 0 c -1\n10 0 z 1\n"
+
+
+@pytest.mark.parametrize("text,why", [
+    ("1 Q0 a 1 1.0 s\n2 Q0 a 1 1.0 s\n1 Q0 b 2 0.5 s\n", "a topic with qrels in two blocks"),
+    ("1 Q0 a 1 1.0 s\n1 Q0 a 2 0.5 s\n", "a docno repeated in a topic"),
+    ("7 Q0 a 1 1.0 s\n7 Q0 a 2 0.5 s\n1 Q0 a 1 1.0 s\n", "a docno repeated in a topic without qrels"),
+    ("1 Q0 a 1 inf s\n1 Q0 b 2 0.5 s\n", "a score Arrow parses"),
+    ("1 Q0 a 1 0x1p3 s\n", "a score nobody parses"),
+    ("1 Q0 a 1 nan s\n1 Q0 b 2 0.5 s\n", "a NaN score"),
+    ("1 Q0 a 1 1.0\n", "too few fields"),
+    ("1 Q0 a 1 1.0 s\n1 Q0 b\n", "too few fields, later"),
+    ("1 Q0 d\u00e9 1 1.0 s\n", "non-ASCII"),
+    ("1 Q0 a 1 1.0 s\x00\n", "a control byte"),
+    ("", "an empty file"),
+    ("# only a comment\n\n", "no content line"),
+    ("1 Q0 a 1 1.0 s extra\n1 Q0 b 1 2.0 s\n", "extra columns (taken: trec_eval ignores them)"),
+    ("10 Q0 z 1 1.0 s\n1 Q0 a 1 1.0 s\n2 Q0 c 2 3.0 s\n2 Q0 a 2 3.0 s\n", "topics out of strcmp order (taken)"),
+])
+def test_declined_or_odd_inputs_match_staged(tmp_path, text, why):
+    qp, rp = _write(tmp_path, "q.txt", QRELS), _write(tmp_path, "r.txt", text)
+    qi = QrelsIndex.from_file(qp)
+    ok = _fused(_fast.read_bytes(rp), qi)[0]
+    assert ok == ("(taken" in why), why
+    for opt in [dict(), dict(float32_scores=True), dict(max_docs=1)]:
+        try:
+            want = _staged_prepare(rp, qi, **opt)
+        except InputError as exc:
+            with pytest.raises(InputError) as got:
+                ScannedRun.read(rp).prepare(qi, **opt)
+            assert str(got.value) == str(exc)
+            continue
+        _same_prepared(ScannedRun.read(rp).prepare(qi, **opt), want)
+
+
+def test_prepared_twice_with_other_precision(tmp_path):
+    """A read run is scanned again for each prepare (float32 ties differ from float64 ones)."""
+    qp = _write(tmp_path, "q.txt", "1 0 a 1\n1 0 b 0\n")
+    rp = _write(tmp_path, "r.txt", "1 Q0 a 1 1.00000001 s\n1 Q0 b 2 1.0 s\n")
+    qi = QrelsIndex.from_file(qp)
+    sr = ScannedRun.read(rp)
+    assert sr.prepare(qi).rel.tolist() == [1, 0]
+    assert sr.prepare(qi, float32_scores=True).rel.tolist() == [0, 1]  # tied: docno descending
+    assert sr.prepare(qi).rel.tolist() == [1, 0]
+
+
+_line = st.tuples(st.sampled_from(["1", "2", "10", "7"]), st.sampled_from(DOCS[:12] + DOCS[-4:]),
+                  st.sampled_from(["1", "1.0", "2", "0.5", "-0", "1e2", "100", "3.25", "1.00000001"]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_line, min_size=1, max_size=40), sort_topics=st.booleans())
+def test_hypothesis_same_as_staged(tmp_path, lines, sort_topics):
+    if sort_topics:  # mostly blocks (taken), otherwise interleaved topics (declined)
+        lines = sorted(lines, key=lambda x: x[0])
+    qtext = "".join(f"{t} 0 {d} {k % 3 - (k % 7 == 0)}\n" for k, (t, d) in
+                    enumerate((t, d) for t in ["1", "2", "10"] for d in DOCS[::3]))
+    rtext = "".join(f"{t} Q0 {d} {k} {s} run\n" for k, (t, d, s) in enumerate(lines))
+    qp, rp = _write(tmp_path, "q.txt", qtext), _write(tmp_path, "r.txt", rtext)
+    qi = QrelsIndex.from_file(qp)
+    for opt in [dict(), dict(float32_scores=True)]:
+        try:
+            want = _staged_prepare(rp, qi, **opt)
+        except InputError as exc:
+            with pytest.raises(InputError) as got:
+                ScannedRun.read(rp).prepare(qi, **opt)
+            assert str(got.value) == str(exc)
+            continue
+        _same_prepared(ScannedRun.read(rp).prepare(qi, **opt), want)
