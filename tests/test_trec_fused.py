@@ -79,7 +79,7 @@ def test_pass_taken_and_equal_to_reference_and_staged(tmp_path, seed, big):
     qp, rp = _write(tmp_path, "q.txt", qtext), _write(tmp_path, "r.txt.gz", rtext, gz=True)
     qi = QrelsIndex.from_file(qp)
     for f32 in (False, True):
-        ok, rel, counts, rows, rs, re_ = _fused(_fast.read_bytes(rp), qi, f32)
+        ok, rel, counts, rows, rs, re_, _ = _fused(_fast.read_bytes(rp), qi, f32)
         assert ok  # the pass took the file: the comparisons below test it, not the fallback
         assert rows == sum(1 for ln in rtext.splitlines() if ln.strip() and not ln.startswith("#"))
     for opt in OPTS:
@@ -177,3 +177,24 @@ def test_hypothesis_same_as_staged(tmp_path, lines, sort_topics):
             assert str(got.value) == str(exc)
             continue
         _same_prepared(ScannedRun.read(rp).prepare(qi, **opt), want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs=st.lists(st.sampled_from(b"\x00AZz"), max_size=17).map(bytes).flatmap(  # a shared prefix
+    lambda pre: st.lists(st.lists(st.sampled_from(b"\x00AZz"), min_size=1, max_size=6).map(lambda b: pre + bytes(b)),
+                         min_size=1, max_size=40, unique=True)))
+def test_tie_sort_by_words_is_strcmp_order(docs):
+    """The tie sort's packed-word comparison (``_topics._cmpw``) orders docnos as their bytes do,
+    NUL bytes, shared 16-byte prefixes and prefixes of each other included."""
+    from uefast.io._hashtab import dkey_rows
+    from uefast.io._topics import _sort_ties
+
+    data = np.frombuffer(b"".join(docs), np.uint8)
+    ends = np.cumsum([len(d) for d in docs]).astype(np.int64)
+    starts = ends - np.array([len(d) for d in docs], np.int64)
+    _, w0, w1 = dkey_rows(data, starts, ends)
+    want = sorted(range(len(docs)), key=lambda i: docs[i], reverse=True)
+    for words in [(w0, w1), (np.zeros(0, np.uint64), np.zeros(0, np.uint64))]:
+        seg = np.arange(len(docs), dtype=np.int64)
+        _sort_ties(seg, np.empty(len(docs), np.int64), data, starts, ends, *words)
+        assert seg.tolist() == want

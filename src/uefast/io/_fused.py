@@ -44,28 +44,30 @@ def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, ta
     """Check block rows 0..m-1 for a repeated docno (False if one), and for a topic with qrels
     (``t >= 0``) write their relevance values in rank order to ``rel[o:o + m]``: the qrels label
     (-2 where it is negative: pooled but unjudged), -1 where the topic's qrels do not list the
-    docno."""
+    docno. Returns (ok, checksum of the table prefetch: to be ignored)."""
     zero = np.int64(0)
     mask = _U(_pow2(2 * m) - 1)
     dtab[:3 * (np.int64(mask) + 1)] = _EMPTY
     for k in range(m):
         r, p = _wfind(dtab, zero, mask, sh[k], sw0[k], sw1[k], sde[k] - sds[k], buf, sds, sde, buf, sds[k], sde[k])
         if r >= 0:
-            return False
+            return False, _U(0)
         _wput(dtab, zero, p, sw0[k], sw1[k], sde[k] - sds[k], k)
     if t < 0:
-        return True
+        return True, _U(0)
     tbase = soff[t]
     tmask = _U(soff[t + 1] - tbase - 1)
     warm = _U(0)
-    for j in range(3 * tbase, 3 * soff[t + 1], 8):  # the table in address order (prefetched)
+    # read the topic's table once in address order (hardware prefetch) before the random probes,
+    # as uefast.io._topics.run_index does
+    for j in range(3 * tbase, 3 * soff[t + 1], 8):
         warm ^= tab[j]
     for k in range(m):
         r, _ = _wfind(tab, tbase, tmask, sh[k], sw0[k], sw1[k], sde[k] - sds[k], r_data, r_s, r_e, buf, sds[k],
                       sde[k])
         v = np.int64(-1)
         if r >= 0:
-            v = np.int64(row_label[r]) + np.int64(warm == _U(1))
+            v = np.int64(row_label[r])
             if v < 0:
                 v = -2
         lab[k] = v
@@ -86,11 +88,11 @@ def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, ta
         while k2 < m and ssc[seg[k2]] == ssc[seg[k]]:
             k2 += 1
         if k2 - k > 1:
-            _sort_ties(seg[k:k2], tmp, buf, sds, sde)
+            _sort_ties(seg[k:k2], tmp, buf, sds, sde, sw0, sw1)
         k = k2
     for k in range(m):
         rel[o + k] = lab[seg[k]]
-    return True
+    return True, warm
 
 
 @_jit
@@ -190,15 +192,18 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
     """Scan a run file's bytes and rank it against a :class:`~uefast.trec_eval.prepare.QrelsIndex`
     (its topic table ``t_*``, per-topic docno tables ``tab`` / ``soff`` over the docnos
     ``r_data[r_s:r_e]`` and ``row_label``), scores rounded to float32 first with ``f32``
-    (trec_eval 9.x). Returns (ok, rel, counts, rows, runid start, runid end): ``rel`` the
-    relevance values in rank order, topics in qrels code order, ``counts[t]`` the rows of qrels
-    topic t, ``rows`` the run's content lines; ok False: use the staged path (module docstring).
+    (trec_eval 9.x). Returns (ok, rel, counts, rows, runid start, runid end, checksum): ``rel``
+    the relevance values in rank order, topics in qrels code order, ``counts[t]`` the rows of
+    qrels topic t, ``rows`` the run's content lines, and a checksum of the table prefetch (to be
+    ignored: returned so that the reads are not optimised away); ok False: use the staged path
+    (module docstring).
     """
     n = buf.size
     nq = t_s.size
     e0 = np.zeros(0, np.int64)
+    warm = _U(0)
     if n == 0 or not _plain(buf):
-        return False, e0, e0, 0, 0, 0
+        return False, e0, e0, 0, 0, 0, warm
     cap = 1024
     sds = np.empty(cap, np.int64)
     sde = np.empty(cap, np.int64)
@@ -224,16 +229,18 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
     while True:
         st, i, e, m, rs, re_ = _parse_lines(buf, i, cq_s, cq_e, m, sds, sde, sh, sw0, sw1, ssc, f32, pow5, rs, re_)
         if st == _FAIL:
-            return False, e0, e0, 0, 0, 0
+            return False, e0, e0, 0, 0, 0, warm
         if st == _FULL:  # a longer block: larger scratch arrays
             sds, sde, sh, sw0, sw1 = _grown(sds, m), _grown(sde, m), _grown(sh, m), _grown(sw0, m), _grown(sw1, m)
             ssc, lab, perm, tmp = _grown(ssc, m), _grown(lab, m), _grown(perm, m), _grown(tmp, m)
             dtab = np.empty(3 * _pow2(2 * sds.size), np.uint64)
             continue
         if cq_s >= 0:  # the block [cq_s ...] ended
-            if not _rank_block(ct, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, tab, soff, r_data,
-                               r_s, r_e, row_label, rel, o):
-                return False, e0, e0, 0, 0, 0
+            ok, w = _rank_block(ct, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, tab, soff, r_data,
+                                r_s, r_e, row_label, rel, o)
+            if not ok:
+                return False, e0, e0, 0, 0, 0, warm
+            warm ^= w
             rows += m
             if ct >= 0:
                 b_code[nblk] = ct
@@ -245,11 +252,11 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
         ct = _probe(t_slots, t_keys, zero, t_data, t_s, t_e, 0, _key(0, _fnv(buf, i, e)), buf, i, e)
         if ct >= 0:
             if seen[ct]:  # the topic's lines are not together
-                return False, e0, e0, 0, 0, 0
+                return False, e0, e0, 0, 0, 0, warm
             seen[ct] = True
         cq_s, cq_e, m = i, e, 0
     if rows == 0:
-        return False, e0, e0, 0, 0, 0
+        return False, e0, e0, 0, 0, 0, warm
     counts = np.zeros(nq, np.int64)
     b_end = np.empty(nblk, np.int64)
     srt = True
@@ -259,11 +266,11 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
         if k > 0 and b_code[k] < b_code[k - 1]:
             srt = False
     if srt:
-        return True, rel[:o], counts, rows, rs, re_
+        return True, rel[:o], counts, rows, rs, re_, warm
     out = np.empty(o, np.int64)  # blocks into qrels topic order
     p = 0
     for k in np.argsort(b_code[:nblk]):
         for j in range(b_start[k], b_end[k]):
             out[p] = rel[j]
             p += 1
-    return True, out, counts, rows, rs, re_
+    return True, out, counts, rows, rs, re_, warm

@@ -40,15 +40,48 @@ def _cmpb(data, s, e, i, j):
     return 1 if la > lb else -1
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _lex(w0, w1, ln):
+    """A docno's first 16 bytes as two big-endian words padded with zero bytes on the right (the
+    words of :func:`uefast.io._hashtab._dkey` are right-aligned). Where two docnos' pairs
+    differ, unsigned comparison of the pairs agrees with :func:`_cmpb`: the first differing byte
+    decides, and a zero pad byte is never above a real byte (a longer docno with the shorter as
+    prefix is greater in both)."""
+    if ln >= 16:
+        return w0, w1
+    if ln > 8:
+        return w0, w1 << _U(8 * (16 - ln))
+    if ln == 8:
+        return w0, _U(0)
+    return w0 << _U(8 * (8 - ln)), _U(0)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _cmpw(data, s, e, w0, w1, i, j):
+    """:func:`_cmpb` of rows i and j, decided by their packed words (:func:`_lex`) unless the
+    first 16 bytes are equal; bytes only when no words are given (``w0`` empty)."""
+    if w0.size == 0:
+        return _cmpb(data, s, e, i, j)
+    a0, a1 = _lex(w0[i], w1[i], e[i] - s[i])
+    b0, b1 = _lex(w0[j], w1[j], e[j] - s[j])
+    if a0 != b0:
+        return 1 if a0 > b0 else -1
+    if a1 != b1:
+        return 1 if a1 > b1 else -1
+    return _cmpb(data, s, e, i, j)
+
+
 @nb.njit(cache=True, nogil=True)
-def _sort_ties(seg, tmp, data, s, e):
-    """Sort ``seg`` (row ids) by docno descending (insertion sort if short, else merge sort)."""
+def _sort_ties(seg, tmp, data, s, e, w0, w1):
+    """Sort ``seg`` (row ids) by docno descending (insertion sort if short, else merge sort),
+    comparing the rows' packed words ``w0`` / ``w1`` (:func:`uefast.io._hashtab._dkey`) first
+    where they are given (:func:`_cmpw`; the 17 Robust runs: 155 -> 152 ms for the one-pass scan)."""
     m = seg.size
     if m <= 16:
         for a in range(1, m):
             x = seg[a]
             b = a - 1
-            while b >= 0 and _cmpb(data, s, e, seg[b], x) < 0:
+            while b >= 0 and _cmpw(data, s, e, w0, w1, seg[b], x) < 0:
                 seg[b + 1] = seg[b]
                 b -= 1
             seg[b + 1] = x
@@ -63,7 +96,7 @@ def _sort_ties(seg, tmp, data, s, e):
             hi = min(lo + 2 * width, m)
             a, b, k = lo, mid, lo
             while a < mid and b < hi:
-                if _cmpb(data, s, e, src[a], src[b]) >= 0:
+                if _cmpw(data, s, e, w0, w1, src[a], src[b]) >= 0:
                     dst[k] = src[a]
                     a += 1
                 else:
@@ -340,7 +373,7 @@ def run_index(buf, qs, qe, ds, de, dh, dw0, dw1, first, cnt, byr, score, nq, t_d
             while k2 < m and score[seg[k2]] == score[seg[k]]:
                 k2 += 1
             if k2 - k > 1:
-                _sort_ties(seg[k:k2], tmp, buf, ds, de)
+                _sort_ties(seg[k:k2], tmp, buf, ds, de, dw0, dw1)
             k = k2
     return order, counts, rr, warm
 

@@ -16,6 +16,7 @@ __all__ = ["rank_order"]
 def _fix_ties(order, qc, score, off, data):
     n = order.size
     tmp = np.empty(n, np.int64)
+    no_words = np.zeros(0, np.uint64)
     starts, ends = off[:-1], off[1:]
     s = 0
     while s < n:
@@ -23,7 +24,7 @@ def _fix_ties(order, qc, score, off, data):
         while e < n and qc[order[e]] == qc[order[s]] and score[order[e]] == score[order[s]]:
             e += 1
         if e - s > 1:
-            _sort_ties(order[s:e], tmp, data, starts, ends)  # docno descending (bytes)
+            _sort_ties(order[s:e], tmp, data, starts, ends, no_words, no_words)  # docno descending (bytes)
         s = e
     return order
 

@@ -434,7 +434,7 @@ class ScannedRun:
         kw = dict(max_docs=max_docs, judged_only=judged_only, complete=complete, bogus_missing=bogus_missing,
                   level=level)
         if not self._staged() and self.extra_columns == "ignore":
-            ok, rel, counts, rows, rs, re_ = scan_rank_run(
+            ok, rel, counts, rows, rs, re_, _ = scan_rank_run(
                 self.buf, float32_scores, _fast._POW5, qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys,
                 qi.table, qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end, qi.row_label)
             if ok:
