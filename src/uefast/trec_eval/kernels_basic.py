@@ -22,7 +22,7 @@ MIN_GEO_MEAN = 0.00001   # trec_eval.h
 INFAP_EPSILON = 0.00001  # trec_eval.h
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def counts(rel, off, level):
     """num_ret, num_rel_ret, num_nonpool (-1), num_unjudged_in_pool (-2) per query
     (``form_res_rels.c``)."""
@@ -41,7 +41,7 @@ def counts(rel, off, level):
     return out
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def map_ap(rel, off, num_rel, level):
     """AP (``m_map.c``): sum over relevant retrieved of rel_so_far/rank, divided by num_rel.
     Also returns gm_map's per-query value log(max(AP, MIN_GEO_MEAN)) (``m_gm_map.c``)."""
@@ -62,7 +62,7 @@ def map_ap(rel, off, num_rel, level):
     return ap, gm
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def rprec(rel, off, num_rel, level):
     """R-precision (``m_Rprec.c``): relevant in the top min(num_ret, R), divided by R."""
     e = off.size - 1
@@ -79,7 +79,7 @@ def rprec(rel, off, num_rel, level):
     return out
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def bpref(rel, off, num_rel, num_nonrel, level):
     """bpref (``m_bpref.c``, Buckley & Voorhees SIGIR 2004) and gm_bpref's per-query
     log(max(bpref, MIN_GEO_MEAN)) (``m_gm_bpref.c``).  ``num_nonrel`` counts judged docs with
@@ -108,7 +108,7 @@ def bpref(rel, off, num_rel, num_nonrel, level):
     return out, gm
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def recip_rank(rel, off, level):
     """Reciprocal rank of the first relevant retrieved doc (``m_recip_rank.c``)."""
     e = off.size - 1
@@ -121,7 +121,7 @@ def recip_rank(rel, off, level):
     return out
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def infap(rel, off, num_rel, level):
     """infAP (``m_infap.c``; Yilmaz & Aslam, CIKM 2006)."""
     e = off.size - 1
@@ -154,7 +154,7 @@ def infap(rel, off, num_rel, level):
     return out
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def bing(rel, off, num_rel, level):
     """binG (``m_binG.c``): mean over relevant docs of 1/log2(2 + nonrel retrieved before)."""
     e = off.size - 1
@@ -171,7 +171,7 @@ def bing(rel, off, num_rel, level):
     return out
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def set_measures(num_ret, num_rel, num_rel_ret, beta):
     """set_P, set_relative_P, set_recall, set_map, set_F(beta) (``m_set_*.c``)."""
     e = num_ret.size
@@ -204,7 +204,7 @@ def utility(num_ret, num_rel, num_rel_ret, params, num_docs_in_coll):
     return (a * rr + b * (ret - rr) + c * (nr - rr) + d * (int(num_docs_in_coll) + rr - ret - nr))
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def rbp_resid(rel, off, p):
     """RBP residual (``m_rbp_resid.c``): p^n + (1-p) * sum of p^i over unjudged ranks i
     (0 when the ranking has no unjudged doc)."""

@@ -19,7 +19,7 @@ __all__ = ["cut_family", "ndcg_cut", "iprec_at_recall", "rprec_mult", "CUT_P", "
 CUT_P, CUT_RECALL, CUT_MAP, CUT_SUCCESS, CUT_RELATIVE_P, CUT_UNJ = range(6)
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def _value(kind, i, rsf, s, unj, num_rel):
     if kind == 0:    # m_P.c
         return rsf / float(i)
@@ -34,7 +34,7 @@ def _value(kind, i, rsf, s, unj, num_rel):
     return unj / float(i)  # m_unjudged.c
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def cut_family(rel, off, num_rel, level, cutoffs, kind):
     """P_k = rel@k / k; recall_k = rel@k / R; map_cut_k = sum_{rel i<=k} prec@i / R;
     success_k = [rel@k > 0]; relative_P_k = rel@k / min(k, R); unj_k = unjudged@k / k.
@@ -70,7 +70,7 @@ def cut_family(rel, off, num_rel, level, cutoffs, kind):
     return out
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def ndcg_cut(rel, off, rel_levels, nrl, cutoffs):
     """ndcg_cut_k (``m_ndcg_cut.c``): DCG with gain = qrels label and discount log2(rank+1),
     over the ideal DCG of the labels sorted descending; labels are used as gains whatever -l."""
@@ -121,12 +121,12 @@ def ndcg_cut(rel, off, rel_levels, nrl, cutoffs):
     return out
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def _lround(x):
     return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def iprec_at_recall(rel, off, num_rel, level, fractions, use_lround):
     """Interpolated precision at recall fractions (``m_iprec_at_recall.c``; ``m_11pt_avg.c``
     averages the same values).  The fraction's cutoff in relevant docs is ``lround(f * R)`` in
@@ -170,7 +170,7 @@ def iprec_at_recall(rel, off, num_rel, level, fractions, use_lround):
     return out
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def rprec_mult(rel, off, num_rel, level, mults):
     """Precision at cutoff (long)(m * R + 0.9) for each multiple m of R (``m_Rprec_mult.c``);
     cutoffs past the end of the ranking give num_rel_ret / cutoff."""

@@ -72,7 +72,7 @@ def gain_tables(pairs: list[tuple[str, float]], nrl_values: np.ndarray):
     return lev, gain, counted, size
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def _setup(q, nrl, rel_levels, t_lev, t_gain, t_cnt, t_size):
     k = nrl[q]
     ng = t_size[k]
@@ -85,7 +85,7 @@ def _setup(q, nrl, rel_levels, t_lev, t_gain, t_cnt, t_size):
     return levels, gains, num_at, ng
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def _get_gain(r, levels, gains, ng):
     for j in range(ng):
         if levels[j] == r:
@@ -93,7 +93,7 @@ def _get_gain(r, levels, gains, ng):
     return 0.0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _advance_ideal(nat, cur, num_at, gains):
     """Step the ideal ranking one position: ``nat`` counts positions used at gain level ``cur``
     (of ``num_at[cur]`` documents); returns the new (nat, cur, gain at the position)."""
@@ -104,7 +104,7 @@ def _advance_ideal(nat, cur, num_at, gains):
     return nat, cur, (gains[cur] if cur >= 0 else 0.0)
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def ndcg(rel, off, rel_levels, nrl, t_lev, t_gain, t_cnt, t_size):
     """Per query ``(dcg, ideal_dcg)`` with discount log2(rank + 1) (``m_ndcg.c``); ndcg is
     dcg / ideal_dcg when ideal_dcg > 0, else 0."""
@@ -142,7 +142,7 @@ def ndcg(rel, off, rel_levels, nrl, t_lev, t_gain, t_cnt, t_size):
     return out
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def ndcg_rel(rel, off, rel_levels, nrl, t_lev, t_gain, t_cnt, t_size):
     """ndcg_rel (``m_ndcg_rel.c``): ndcg averaged over the ranks of relevant (gain > 0) docs,
     unretrieved relevant docs contributing final dcg / ideal dcg."""
@@ -192,7 +192,7 @@ def ndcg_rel(rel, off, rel_levels, nrl, t_lev, t_gain, t_cnt, t_size):
     return out
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def rndcg(rel, off, rel_levels, nrl, num_rel, t_lev, t_gain, t_cnt, t_size):
     """Rndcg (``m_Rndcg.c``): ndcg averaged at the rank boundaries where the ideal gain changes
     (and at num_ret); 0 for topics without relevant docs."""
@@ -248,7 +248,7 @@ def rndcg(rel, off, rel_levels, nrl, num_rel, t_lev, t_gain, t_cnt, t_size):
     return out
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def g_measure(rel, off, rel_levels, nrl, t_lev, t_gain, t_cnt, t_size):
     """G (``m_G.c``): sum of gain(doc) / log2(2 + ideal cost so far - gain so far), over the
     total ideal gain."""
@@ -296,7 +296,7 @@ def g_measure(rel, off, rel_levels, nrl, t_lev, t_gain, t_cnt, t_size):
     return out
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def rbp(rel, off, rel_levels, nrl, p, t_lev, t_gain, t_cnt, t_size):
     """Rank-biased precision (1 - p) * sum_i gain(i) * p^(i-1) (``m_rbp.c``; Moffat & Zobel,
     TOIS 2008); gains outside [0, 1] are min-max normalised to [0, 1] per topic."""
