@@ -1,0 +1,96 @@
+"""C's ``printf("%6.4f", x)`` for a whole column of doubles in one Numba pass (trec_eval's
+per-topic values), byte for byte.
+
+``%.4f`` prints the exact binary value of ``x`` rounded to 4 decimals, halves to even (glibc;
+CPython's ``"%6.4f" % x`` is the same correctly rounded conversion). With ``x = m * 2**e``
+(``m`` the 53-bit significand, ``e`` the exponent) and ``k = -e``, ``x * 10**4 = m * 10**4 /
+2**k``: the integer ``N = m * 10**4`` needs at most 67 bits, so the quotient ``N >> k`` and the
+remainder, compared with the half ``2**(k - 1)``, are exact in two 64-bit words. Values the pass
+does not take (NaN, infinities, ``|x| >= 2**39``) are listed for the caller to format in Python.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from uefast._intrinsics import _f64_bits, _mulhi64
+
+__all__ = ["fixed4_lines"]
+
+_U = np.uint64
+_TEN4 = _U(10000)
+
+
+@nb.njit(cache=True, nogil=True)
+def _round_scaled(m, k):
+    """Round-half-even of ``m * 10**4 / 2**k`` (``m < 2**53``, ``k >= 14``): exact."""
+    lo = m * _TEN4          # N = m * 10**4 < 2**67, as (hi, lo)
+    hi = _mulhi64(m, _TEN4)
+    if k >= 68:             # N < 2**67 <= half: rounds to 0
+        return _U(0)
+    if k < 64:
+        q = (lo >> _U(k)) | (hi << _U(64 - k))
+        rem = lo & ((_U(1) << _U(k)) - _U(1))
+        half = _U(1) << _U(k - 1)
+        up = rem > half or (rem == half and (q & _U(1)) == _U(1))
+    elif k == 64:
+        q = hi
+        up = lo > (_U(1) << _U(63)) or (lo == (_U(1) << _U(63)) and (q & _U(1)) == _U(1))
+    else:                   # 65 .. 67: the remainder's high word is below 2**(k - 64)
+        s = k - 64
+        q = hi >> _U(s)
+        rh = hi & ((_U(1) << _U(s)) - _U(1))
+        hh = _U(1) << _U(s - 1)  # half = (hh, 0)
+        up = rh > hh or (rh == hh and (lo > _U(0) or (q & _U(1)) == _U(1)))
+    return q + _U(1) if up else q
+
+
+@nb.njit(cache=True, nogil=True)
+def fixed4_lines(vals):
+    """Every value as ``%6.4f`` followed by ``\\n``, in one ASCII byte array; and the indices of
+    the values left to the caller (NaN, infinities, ``|x| >= 2**39``: a placeholder line each)."""
+    n = vals.size
+    out = np.empty(n * 24, np.uint8)  # '-', <= 12 integer digits, '.', 4 digits, '\n'
+    slow = np.empty(n, np.int64)
+    ns = 0
+    p = 0
+    dig = np.empty(20, np.uint8)
+    for i in range(n):
+        b = _f64_bits(vals[i])
+        bexp = np.int64((b >> _U(52)) & _U(0x7FF))
+        mant = b & ((_U(1) << _U(52)) - _U(1))
+        if bexp == 0:
+            m, e = mant, np.int64(-1074)
+        else:
+            m, e = mant | (_U(1) << _U(52)), bexp - 1075
+        if bexp == 0x7FF or e > -14:  # NaN, inf, or |x| >= 2**39
+            slow[ns] = i
+            ns += 1
+            out[p] = 63  # '?': replaced by the caller
+            out[p + 1] = 10
+            p += 2
+            continue
+        q = _round_scaled(m, -e)
+        if (b >> _U(63)) != _U(0):
+            out[p] = 45  # '-' (also -0.0 and negatives that round to zero, as printf)
+            p += 1
+        ip = q // _TEN4
+        fp = q % _TEN4
+        nd = 0
+        while True:
+            dig[nd] = np.uint8(48 + ip % _U(10))
+            nd += 1
+            ip //= _U(10)
+            if ip == _U(0):
+                break
+        for j in range(nd - 1, -1, -1):
+            out[p] = dig[j]
+            p += 1
+        out[p] = 46  # '.'
+        out[p + 1] = np.uint8(48 + fp // _U(1000))
+        out[p + 2] = np.uint8(48 + (fp // _U(100)) % _U(10))
+        out[p + 3] = np.uint8(48 + (fp // _U(10)) % _U(10))
+        out[p + 4] = np.uint8(48 + fp % _U(10))
+        out[p + 5] = 10
+        p += 6
+    return out[:p], slow[:ns]
