@@ -30,14 +30,15 @@ def counts(rel, off, level):
     out = np.zeros((e, 4), np.int64)
     for q in range(e):
         out[q, 0] = off[q + 1] - off[q]
-        for i in range(off[q], off[q + 1]):
+        c1, c2, c3 = 0, 0, 0
+        for i in range(off[q], off[q + 1]):  # branch-free counts (labels come in random order)
             r = rel[i]
-            if r == -1:
-                out[q, 2] += 1
-            elif r == -2:
-                out[q, 3] += 1
-            elif r >= level:
-                out[q, 1] += 1
+            c2 += np.int64(r == -1)
+            c3 += np.int64(r == -2)
+            c1 += np.int64((r >= level) & (r >= 0))
+        out[q, 1] = c1
+        out[q, 2] = c2
+        out[q, 3] = c3
     return out
 
 
