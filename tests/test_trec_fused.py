@@ -69,6 +69,18 @@ def _same_prepared(a, b):
     assert np.array_equal(a.rel_levels, b.rel_levels) and np.array_equal(a.nrl, b.nrl)
 
 
+def _like_staged(rp, qi, opt):
+    """``ScannedRun.read`` then ``prepare``: the staged path's result, or its error message."""
+    try:
+        want = _staged_prepare(rp, qi, **opt)
+    except InputError as exc:
+        with pytest.raises(InputError) as got:
+            ScannedRun.read(rp).prepare(qi, **opt)
+        assert str(got.value) == str(exc)
+        return
+    _same_prepared(ScannedRun.read(rp).prepare(qi, **opt), want)
+
+
 OPTS = [dict(), dict(float32_scores=True), dict(max_docs=5), dict(judged_only=True),
         dict(complete=True, bogus_missing=True), dict(level=2)]
 
@@ -133,14 +145,7 @@ def test_declined_or_odd_inputs_match_staged(tmp_path, text, why):
     ok = _fused(_fast.read_bytes(rp), qi)[0]
     assert ok == ("(taken" in why), why
     for opt in [dict(), dict(float32_scores=True), dict(max_docs=1)]:
-        try:
-            want = _staged_prepare(rp, qi, **opt)
-        except InputError as exc:
-            with pytest.raises(InputError) as got:
-                ScannedRun.read(rp).prepare(qi, **opt)
-            assert str(got.value) == str(exc)
-            continue
-        _same_prepared(ScannedRun.read(rp).prepare(qi, **opt), want)
+        _like_staged(rp, qi, opt)
 
 
 def test_prepared_twice_with_other_precision(tmp_path):
@@ -169,14 +174,7 @@ def test_hypothesis_same_as_staged(tmp_path, lines, sort_topics):
     qp, rp = _write(tmp_path, "q.txt", qtext), _write(tmp_path, "r.txt", rtext)
     qi = QrelsIndex.from_file(qp)
     for opt in [dict(), dict(float32_scores=True)]:
-        try:
-            want = _staged_prepare(rp, qi, **opt)
-        except InputError as exc:
-            with pytest.raises(InputError) as got:
-                ScannedRun.read(rp).prepare(qi, **opt)
-            assert str(got.value) == str(exc)
-            continue
-        _same_prepared(ScannedRun.read(rp).prepare(qi, **opt), want)
+        _like_staged(rp, qi, opt)
 
 
 @settings(max_examples=200, deadline=None)

@@ -29,8 +29,8 @@ import numpy as np
 from uefast._intrinsics import _bits_f64
 from uefast.io._floatparse import _parse_float_open
 from uefast.io._hashtab import _EMPTY, _eqb, _fnv, _key, _probe, _wfind, _wput
-from uefast.io._topics import _pow2, _sort_ties
-from uefast.io._words import _at_end, _docno_key, _fend, _plain, _score_bits, _skip
+from uefast.io._topics import _pow2, rank_rows
+from uefast.io._words import _at_end, _content, _docno_key, _fend, _plain, _score_bits, _skip
 
 __all__ = ["scan_rank_run"]
 
@@ -73,23 +73,7 @@ def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, ta
         lab[k] = v
         perm[k] = k
     seg = perm[:m]
-    srt = True
-    for k in range(m - 1):
-        if ssc[k] < ssc[k + 1]:
-            srt = False
-            break
-    if not srt:  # stable: rows of equal score keep file order until their docnos sort them
-        idx = np.argsort(-ssc[:m], kind="mergesort")
-        for k in range(m):
-            seg[k] = idx[k]
-    k = 0
-    while k < m:
-        k2 = k + 1
-        while k2 < m and ssc[seg[k2]] == ssc[seg[k]]:
-            k2 += 1
-        if k2 - k > 1:
-            _sort_ties(seg[k:k2], tmp, buf, sds, sde, sw0, sw1)
-        k = k2
+    rank_rows(seg, ssc, tmp, buf, sds, sde, sw0, sw1)
     for k in range(m):
         rel[o + k] = lab[seg[k]]
     return True, warm
@@ -116,20 +100,9 @@ def _parse_lines(buf, i, q_s, q_e, m, sds, sde, sh, sw0, sw1, ssc, f32, pow5, rs
     n = buf.size
     cap = sds.size
     while i < n:
-        c = buf[i]
-        if c <= 32 or c == 35:  # leading blanks, a blank line or a '#' comment line
-            i = _skip(buf, i, n)
-            if i >= n:
-                break
-            c = buf[i]
-            if c == 10:
-                i += 1
-                continue
-            if c == 35:
-                while i < n and buf[i] != 10:
-                    i += 1
-                i += 1
-                continue
+        i = _content(buf, i, n)
+        if i >= n:
+            break
         # qid: the block ends where it changes
         e = _fend(buf, i, n)
         if q_s < 0 or not _eqb(buf, q_s, q_e, buf, i, e):

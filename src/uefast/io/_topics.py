@@ -118,6 +118,36 @@ def _sort_ties(seg, tmp, data, s, e, w0, w1):
 
 
 @nb.njit(cache=True, nogil=True)
+def rank_rows(seg, score, tmp, data, s, e, w0, w1):
+    """Order ``seg`` (row ids of one topic, in file order) as trec_eval ranks them
+    (``form_res_rels.c``): score descending, ties by docno descending (:func:`_sort_ties`). Runs
+    are usually in score order already: that is checked, and then only runs of tied scores are
+    sorted; otherwise a stable sort by score comes first."""
+    m = seg.size
+    srt = True
+    for k in range(m - 1):
+        if score[seg[k]] < score[seg[k + 1]]:
+            srt = False
+            break
+    if not srt:
+        sc = np.empty(m, np.float64)
+        for k in range(m):
+            sc[k] = -score[seg[k]]
+        idx = np.argsort(sc, kind="mergesort")
+        cp = seg.copy()
+        for k in range(m):
+            seg[k] = cp[idx[k]]
+    k = 0
+    while k < m:
+        k2 = k + 1
+        while k2 < m and score[seg[k2]] == score[seg[k]]:
+            k2 += 1
+        if k2 - k > 1:
+            _sort_ties(seg[k:k2], tmp, data, s, e, w0, w1)
+        k = k2
+
+
+@nb.njit(cache=True, nogil=True)
 def intern_rows(data, starts, ends):
     """Codes of the strings ``data[starts[i]:ends[i]]`` in order of first appearance, and the
     first row of every distinct string (consecutive equal strings compared, not hashed)."""
@@ -354,27 +384,7 @@ def run_index(buf, qs, qe, ds, de, dh, dw0, dw1, first, cnt, byr, score, nq, t_d
         seg = order[o:o + m]
         seg[:] = byr[a:b]
         o += m
-        srt = True
-        for k in range(m - 1):
-            if score[seg[k]] < score[seg[k + 1]]:
-                srt = False
-                break
-        if not srt:
-            sc = np.empty(m, np.float64)
-            for k in range(m):
-                sc[k] = -score[seg[k]]
-            idx = np.argsort(sc, kind="mergesort")
-            cp = seg.copy()
-            for k in range(m):
-                seg[k] = cp[idx[k]]
-        k = 0
-        while k < m:
-            k2 = k + 1
-            while k2 < m and score[seg[k2]] == score[seg[k]]:
-                k2 += 1
-            if k2 - k > 1:
-                _sort_ties(seg[k:k2], tmp, buf, ds, de, dw0, dw1)
-            k = k2
+        rank_rows(seg, score, tmp, buf, ds, de, dw0, dw1)
     return order, counts, rr, warm
 
 

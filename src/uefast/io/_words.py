@@ -194,6 +194,29 @@ def _skip(buf, i, n):
 
 
 @_inl
+def _content(buf, i, n):
+    """The start of the first content line at or after ``i`` (n if none): leading blanks, blank
+    lines and ``#`` comment lines (trec_eval 10) skipped."""
+    while i < n:
+        c = buf[i]
+        if c > 32 and c != 35:
+            return i
+        i = _skip(buf, i, n)
+        if i >= n:
+            return n
+        c = buf[i]
+        if c == 10:
+            i += 1
+        elif c == 35:
+            while i < n and buf[i] != 10:
+                i += 1
+            i += 1
+        else:
+            return i
+    return i
+
+
+@_inl
 def _at_end(buf, i, n):
     """True if no field starts at i (end of buffer, or a line end)."""
     return i >= n or buf[i] <= 32
@@ -253,20 +276,9 @@ def scan_run_words(buf, strict, full, pow5):
     row = 0
     i = 0
     while ok and i < n:
-        c = buf[i]
-        if c <= 32 or c == 35:  # leading blanks, a blank line or a '#' comment line
-            i = _skip(buf, i, n)
-            if i >= n:
-                break
-            c = buf[i]
-            if c == 10:
-                i += 1
-                continue
-            if c == 35:
-                while i < n and buf[i] != 10:
-                    i += 1
-                i += 1
-                continue
+        i = _content(buf, i, n)
+        if i >= n:
+            break
         # qid
         e = _fend(buf, i, n)
         qs[row] = i
