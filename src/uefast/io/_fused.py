@@ -29,7 +29,7 @@ import numpy as np
 from uefast._intrinsics import _bits_f64
 from uefast.io._floatparse import _parse_float_open
 from uefast.io._hashtab import _EMPTY, _eqb, _fnv, _key, _probe, _wfind, _wput
-from uefast.io._topics import _pow2, rank_rows
+from uefast.io._topics import _pow2, rank_rows, rel_value
 from uefast.io._words import _at_end, _content, _docno_key, _fend, _plain, _score_bits, _skip
 
 __all__ = ["scan_rank_run"]
@@ -65,12 +65,7 @@ def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, ta
     for k in range(m):
         r, _ = _wfind(tab, tbase, tmask, sh[k], sw0[k], sw1[k], sde[k] - sds[k], r_data, r_s, r_e, buf, sds[k],
                       sde[k])
-        v = np.int64(-1)
-        if r >= 0:
-            v = np.int64(row_label[r])
-            if v < 0:
-                v = -2
-        lab[k] = v
+        lab[k] = rel_value(r, row_label)
         perm[k] = k
     seg = perm[:m]
     rank_rows(seg, ssc, tmp, buf, sds, sde, sw0, sw1)

@@ -388,6 +388,18 @@ def run_index(buf, qs, qe, ds, de, dh, dw0, dw1, first, cnt, byr, score, nq, t_d
     return order, counts, rr, warm
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def rel_value(r, row_label):
+    """trec_eval's relevance value of a retrieved doc whose qrels row is ``r``: its label, -2
+    where the label is negative (pooled but unjudged), -1 where ``r`` is -1 (not in the qrels)."""
+    v = np.int64(-1)
+    if r >= 0:
+        v = np.int64(row_label[r])
+        if v < 0:
+            v = -2
+    return v
+
+
 @nb.njit(cache=True, nogil=True)
 def ranked_rel(order, rr, row_label):
     """trec_eval's relevance value of every ranked row, in rank order: the qrels label of row
@@ -396,11 +408,5 @@ def ranked_rel(order, rr, row_label):
     n = order.size
     out = np.empty(n, np.int64)
     for k in range(n):
-        r = rr[order[k]]
-        v = np.int64(-1)
-        if r >= 0:
-            v = np.int64(row_label[r])
-            if v < 0:
-                v = -2
-        out[k] = v
+        out[k] = rel_value(rr[order[k]], row_label)
     return out
