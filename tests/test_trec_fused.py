@@ -196,3 +196,27 @@ def test_tie_sort_by_words_is_strcmp_order(docs):
         seg = np.arange(len(docs), dtype=np.int64)
         _sort_ties(seg, np.empty(len(docs), np.int64), data, starts, ends, *words)
         assert seg.tolist() == want
+
+
+@pytest.mark.parametrize("run_text", ["1 Q0 a 1 x r\n", "", "1 Q0 a 1\n"])
+@pytest.mark.parametrize("bad", [dict(measures=["nosuch"]), dict(measures=["P.abc"]), dict(version="8")])
+def test_run_errors_before_option_errors(tmp_path, capsys, run_text, bad):
+    """The run is scanned when prepared, after the options are checked; a bad run file is still
+    the error reported, as when it was scanned on reading (helper review finding)."""
+    from uefast.cli import main
+
+    qp, rp = _write(tmp_path, "q.txt", QRELS), _write(tmp_path, "r.txt", run_text)
+    with pytest.raises(InputError) as want:
+        ScannedRun.scan(rp)
+    kw = dict(bad)
+    measures = kw.pop("measures", ["official"])
+    for call in [lambda: evaluate_trec(rp, qp, measures, **kw),
+                 lambda: evaluate_trec(ScannedRun.read(rp), QrelsIndex.from_file(qp), measures, **kw),
+                 lambda: evaluate_trec_files(qp, [rp, rp], measures, workers=1, **kw),
+                 lambda: evaluate_trec_files(qp, [rp, rp], measures, workers=2, **kw)]:
+        with pytest.raises(InputError) as got:
+            call()
+        assert str(got.value) == str(want.value)
+    if "measures" in bad:
+        assert main(["trec_eval", "-m", measures[0], str(qp), str(rp)]) == 2
+        assert str(want.value) in capsys.readouterr().err

@@ -18,8 +18,10 @@ caller then gives to the staged path (which words every error and handles every 
 that :func:`~uefast.io._words._plain` refuses, a line with too few fields, a score that needs
 Arrow, a docno repeated within a block, a topic with qrels whose lines are not all in one block,
 an empty file. Extra columns after the runid are skipped (``extra_columns="ignore"``) and the rank
-field is not read, as in trec_eval. A docno repeated in a topic without qrels sends the file to
-the staged path too, though that path then evaluates it the same way (such topics are dropped).
+field is not read, as in trec_eval. A docno repeated within one block of a topic without qrels
+sends the file to the staged path too, though that path then evaluates it the same way (such
+topics are dropped); lines of such a topic in separate blocks are not checked against each other,
+for the same reason.
 """
 from __future__ import annotations
 

@@ -79,10 +79,15 @@ def evaluate_trec(run: pa.Table | ScannedRun | str | os.PathLike, qrels: pa.Tabl
         qrels = QrelsIndex.from_file(qrels)
     if isinstance(run, (str, os.PathLike)):
         run = ScannedRun.read(run)
-    if version not in VERSIONS:
-        raise InputError(f"trec_eval version must be one of {VERSIONS}, got {version!r}")
-    sel = select_measures(list(measures or []), version)
-    qi = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex.build(qrels)
+    try:
+        if version not in VERSIONS:
+            raise InputError(f"trec_eval version must be one of {VERSIONS}, got {version!r}")
+        sel = select_measures(list(measures or []), version)
+        qi = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex.build(qrels)
+    except Exception:
+        if isinstance(run, ScannedRun):  # a bad run file is reported first, as when scanned on reading
+            run.check()
+        raise
     v10 = version == "10.0"
     prep = prepare(run, qi, float32_scores=not v10, max_docs=max_docs, judged_only=judged_only,
                    complete=complete, bogus_missing=complete and v10, level=relevance_level)
@@ -125,19 +130,30 @@ def evaluate_trec_files(qrels: QrelsIndex | pa.Table | str | os.PathLike,
     if n == 1:
         qi = index()
         return [evaluate_trec(ScannedRun.read(p), qi, measures, **options) for p in runs]
-    # the qrels are indexed in one more thread while the first runs are read and decompressed
-    with ThreadPoolExecutor(n + 1) as ex:
+    # The qrels are indexed in one more thread while the first runs are read and decompressed;
+    # reads run up to n files ahead of the evaluations (FIFO queue: qrels, read 0 .. n-1, then
+    # evaluation k before read k + n), so no core idles while the qrels index is being built,
+    # and at most ~2n decompressed files are held at once. Threads waiting on a read or on the
+    # qrels take no CPU: the pool has two more than n.
+    with ThreadPoolExecutor(n + 2) as ex:
         qf = ex.submit(index)
+        reads = [ex.submit(ScannedRun.read, p) for p in runs[:n]]
 
-        def one(path):
+        def one(k):
             try:
-                scanned = ScannedRun.read(path)
+                scanned = reads[k].result()
             except Exception:
                 qf.result()  # a qrels error is reported first, as when the qrels come first
                 raise
+            reads[k] = None  # the file's bytes die with its evaluation
             return evaluate_trec(scanned, qf.result(), measures, **options)
 
-        return list(ex.map(one, runs))
+        futs = []
+        for k in range(len(runs)):
+            futs.append(ex.submit(one, k))
+            if k + n < len(runs):
+                reads.append(ex.submit(ScannedRun.read, runs[k + n]))
+        return [f.result() for f in futs]
 
 
 def _compute(sel: list[Selected], p: Prepared, version: str, level: int, complete: bool,

@@ -414,6 +414,13 @@ class ScannedRun:
             return False
         return True
 
+    def check(self) -> None:
+        """Raise the errors :meth:`scan` would raise for this file (the one-pass scan of
+        :meth:`prepare` only meets them when it falls back): used to report a bad run file before
+        errors found later, in the order of a scan on reading."""
+        if not self._staged():
+            self._scan()
+
     def _staged(self) -> bool:
         """Whether the staged scan (or the general reader) has run."""
         return self.table is not None or self.qs is not None
