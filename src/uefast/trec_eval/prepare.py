@@ -11,9 +11,10 @@ No Python runs per document or per topic: Numba kernels (:mod:`uefast.io._fast`)
 topic, join it to per-topic open-addressing hash tables of the qrels (docnos of up to 16 bytes
 compared as two 64-bit words, longer ones byte by byte), and rank it (runs are usually already
 sorted by score within a topic: that is checked, and only runs of tied scores are sorted, by docno
-bytes).  :class:`ScannedRun` feeds the same kernels straight from a run file's bytes (no Arrow
-columns); a table input uses its string buffers.  Inputs with NaN scores or a repeated docno take
-the general path below (NumPy ``lexsort``, exact trec_eval duplicate check).
+words then bytes).  :class:`ScannedRun` does all of it in one pass per topic straight from a run
+file's bytes (:mod:`uefast.io._fused`; no Arrow columns), or feeds the same kernels from them when
+that pass declines the file; a table input uses its string buffers.  Inputs with NaN scores or a
+repeated docno take the general path below (NumPy ``lexsort``, exact trec_eval duplicate check).
 """
 from __future__ import annotations
 
