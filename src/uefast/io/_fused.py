@@ -3,14 +3,14 @@
 The staged fast path (:func:`uefast.io._words.scan_run_words`, then
 :func:`uefast.io._topics.run_group`, :func:`~uefast.io._topics.run_index` and
 :func:`~uefast.io._topics.ranked_rel`) writes eight 8-byte values per run line to fresh memory and
-reads them back three times: on the 17 TREC 2003 Robust runs that traffic (and its page faults)
-costs about as much as the parsing itself. Run files list each topic's lines together, so here the
+reads them back in three more passes. Run files list each topic's lines together, so here the
 lines of one topic (a *block*) are parsed into a small scratch area that is reused from block to
 block and stays in cache; when the block ends it is checked for a repeated docno, joined to the
-topic's qrels table (:func:`uefast.io._topics.build_topic_tables`) and ranked in place (score
-descending, docno descending by bytes: trec_eval's ``form_res_rels.c`` order, sorting only runs of
-tied scores when the block is already in score order), and only its relevance values are written
-out. The per-line parsing is the word-at-a-time scanner's (:mod:`uefast.io._words`: same
+topic's qrels table (:func:`uefast.io._topics.build_topic_tables`) and ranked in place
+(:func:`uefast.io._topics.rank_rows`: score descending, docno descending, trec_eval's
+``form_res_rels.c`` order), and only its relevance values are written out. On the 17 TREC 2003
+Robust runs a whole ``evaluate_trec_files`` round took 15% less time than with the staged path
+(``benchmarks/RESULTS_trec.md``). The per-line parsing is the word-at-a-time scanner's (:mod:`uefast.io._words`: same
 helpers, same results).
 
 The pass handles the common case only and returns ``ok == False`` for anything else, which the
