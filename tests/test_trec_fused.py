@@ -126,6 +126,7 @@ QRELS = "1 0 a 1\n1 0 b 0\n2 0 a 2\n2 0 c -1\n10 0 z 1\n"
 @pytest.mark.parametrize("text,why", [
     ("1 Q0 a 1 1.0 s\n2 Q0 a 1 1.0 s\n1 Q0 b 2 0.5 s\n", "a topic with qrels in two blocks"),
     ("1 Q0 a 1 1.0 s\n1 Q0 a 2 0.5 s\n", "a docno repeated in a topic"),
+    ("1 Q0 zz 1 1.0 s\n1 Q0 a 2 0.7 s\n1 Q0 zz 2 0.5 s\n", "an unjudged docno repeated in a topic"),
     ("7 Q0 a 1 1.0 s\n7 Q0 a 2 0.5 s\n1 Q0 a 1 1.0 s\n", "a docno repeated in a topic without qrels"),
     ("1 Q0 a 1 inf s\n1 Q0 b 2 0.5 s\n", "a score Arrow parses"),
     ("1 Q0 a 1 0x1p3 s\n", "a score nobody parses"),

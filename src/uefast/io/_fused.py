@@ -41,7 +41,7 @@ _jit = nb.njit(cache=True, nogil=True)
 
 
 @_jit
-def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, tab, soff, r_data, r_s, r_e,
+def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, used, tab, soff, r_data, r_s, r_e,
                 row_label, rel, o):
     """Check block rows 0..m-1 for a repeated docno (False if one), and for a topic with qrels
     (``t >= 0``) write their relevance values in rank order to ``rel[o:o + m]``: the qrels label
@@ -50,25 +50,32 @@ def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, ta
     zero = np.int64(0)
     mask = _U(_pow2(2 * m) - 1)
     dtab[:3 * (np.int64(mask) + 1)] = _EMPTY
-    for k in range(m):
-        r, p = _wfind(dtab, zero, mask, sh[k], sw0[k], sw1[k], sde[k] - sds[k], buf, sds, sde, buf, sds[k], sde[k])
-        if r >= 0:
-            return False, _U(0)
-        _wput(dtab, zero, p, sw0[k], sw1[k], sde[k] - sds[k], k)
-    if t < 0:
-        return True, _U(0)
-    tbase = soff[t]
-    tmask = _U(soff[t + 1] - tbase - 1)
     warm = _U(0)
-    # read the topic's table once in address order (hardware prefetch) before the random probes,
-    # as uefast.io._topics.run_index does
-    for j in range(3 * tbase, 3 * soff[t + 1], 8):
-        warm ^= tab[j]
+    if t >= 0:
+        tbase = soff[t]
+        tmask = _U(soff[t + 1] - tbase - 1)
+        # read the topic's table once in address order (hardware prefetch) before the random
+        # probes, as uefast.io._topics.run_index does
+        for j in range(3 * tbase, 3 * soff[t + 1], 8):
+            warm ^= tab[j]
     for k in range(m):
-        r, _ = _wfind(tab, tbase, tmask, sh[k], sw0[k], sw1[k], sde[k] - sds[k], r_data, r_s, r_e, buf, sds[k],
-                      sde[k])
+        ln = sde[k] - sds[k]
+        r = np.int64(-1)
+        if t >= 0:
+            r, _ = _wfind(tab, tbase, tmask, sh[k], sw0[k], sw1[k], ln, r_data, r_s, r_e, buf, sds[k], sde[k])
+        if r >= 0:  # a judged docno: repeated if its qrels row was met before (a topic is one block)
+            if used[r]:
+                return False, _U(0)
+            used[r] = True
+        else:
+            q, p = _wfind(dtab, zero, mask, sh[k], sw0[k], sw1[k], ln, buf, sds, sde, buf, sds[k], sde[k])
+            if q >= 0:
+                return False, _U(0)
+            _wput(dtab, zero, p, sw0[k], sw1[k], ln, k)
         lab[k] = rel_value(r, row_label)
         perm[k] = k
+    if t < 0:
+        return True, _U(0)
     seg = perm[:m]
     rank_rows(seg, ssc, tmp, buf, sds, sde, sw0, sw1)
     for k in range(m):
@@ -185,6 +192,7 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
     perm = np.empty(cap, np.int64)
     tmp = np.empty(cap, np.int64)
     dtab = np.empty(3 * _pow2(2 * cap), np.uint64)
+    used = np.zeros(r_s.size, np.bool_)  # qrels rows met (judged docnos seen in their topic)
     rel = np.empty(n // 11 + 2, np.int64)
     b_code = np.empty(nq, np.int64)
     b_start = np.empty(nq, np.int64)
@@ -206,8 +214,8 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
             dtab = np.empty(3 * _pow2(2 * sds.size), np.uint64)
             continue
         if cq_s >= 0:  # the block [cq_s ...] ended
-            ok, w = _rank_block(ct, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, tab, soff, r_data,
-                                r_s, r_e, row_label, rel, o)
+            ok, w = _rank_block(ct, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, used, tab, soff,
+                                r_data, r_s, r_e, row_label, rel, o)
             if not ok:
                 return False, e0, e0, 0, 0, 0, warm
             warm ^= w
