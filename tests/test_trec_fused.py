@@ -178,6 +178,73 @@ def test_hypothesis_same_as_staged(tmp_path, lines, sort_topics):
         _like_staged(rp, qi, opt)
 
 
+@pytest.mark.parametrize("text,taken", [
+    ("1 Q0 a 1 1.0 s\n1 Q0  b 2 0.5 s\n", True),        # a separator more after Q0
+    ("1 Q0 a 1 1.0 s\n1 Q0 \tb 2 0.5 s\n", True),
+    ("1 Q0 a 1 1.0 s\n1 Q0 b 2 0.5  s\n", True),        # ... before the runid
+    ("1 Q0 a 1 1.0 s\n1 Q0 b 2 0.5 s2\n", True),        # a longer runid
+    ("1 Q0 a 1 1.0 s2\n1 Q0 b 2 0.5 s\n", True),        # a shorter one
+    ("1 Q0 a 1 1.0 s\n1 Q0 b 2 0.5 s x\n1 Q0 c 3 0.2 s\n", True),  # extra columns, then none
+    ("1 Q0 a 1 1.0 s\n1 Q0 b 2 0.5 s", True),            # no final newline
+    ("1 Q0 a 1 1.0 s\r\n1 Q0 b 2 0.5 s\r\n1 Q0 c 3 0.2 s\n", True),
+    ("1 Q0 a 1 1.0 s\n\n1 Q0 b 2 0.5 s\n# c\n1 Q0 c 3 0.2 s\n", True),
+    ("1 Q0 a 1 1.0 s\n 1 Q0 b 2 0.5 s\n", True),        # a leading blank
+    ("1 Q0 a 1 1.0 s\n10 Q0 b 2 0.5 s\n", True),        # a longer qid: a new topic
+    ("10 Q0 a 1 1.0 s\n1 Q0 b 2 0.5 s\n", True),
+    ("1 Q0 a 1 1.0 s\n1 Q0 \n", False),                 # the docno missing
+    ("1 Q0 a 1 1.0 s\n1 Q0 b 2\n", False),              # the score missing
+    ("1 Q0 a 1 1.0 s\n1 Q0 b 2 0.5\n", False),          # the runid missing
+    ("1 Q0 a 1 1.0 s\n1 Q0 a 2 0.5 s\n", False),        # a repeat
+])
+def test_repeated_prefix_and_suffix_cases(tmp_path, text, taken):
+    """Lines that nearly repeat the previous line's ``qid Q0`` prefix or its suffix after the
+    score (the bytes the line loop skips by comparison) are parsed as the staged path parses
+    them."""
+    qp, rp = _write(tmp_path, "q.txt", QRELS), _write(tmp_path, "r.txt", text)
+    qi = QrelsIndex.from_file(qp)
+    assert _fused(_fast.read_bytes(rp), qi)[0] == taken
+    for opt in [dict(), dict(max_docs=1)]:
+        _like_staged(rp, qi, opt)
+
+
+_piece = st.sampled_from(["1", "10", "1 ", "Q0", "Q0 ", "Q", "a", "DOC00001", "ABCDEFGHIJKLMN01", "2.5",
+                           "1.0", "-3", " run", "\trun", " run x", " run\r", "run", " ", "\t", "  ", "#"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(base=st.tuples(st.sampled_from(["1", "10"]), st.sampled_from([" ", "\t", "  "]),
+                      st.sampled_from([" run\n", "\trun\n", " run x\n", " run\r\n"])),
+       lines=st.lists(st.tuples(st.sampled_from(DOCS[:6] + DOCS[-3:]), st.sampled_from(["1", "2.5", "0.75", "-3"]),
+                                st.integers(0, 9), st.lists(_piece, max_size=3)), min_size=1, max_size=30),
+       last_newline=st.booleans())
+def test_hypothesis_repeated_prefix_and_suffix(tmp_path, base, lines, last_newline):
+    """The line loop skips a line's ``qid Q0`` prefix and its suffix after the score when they
+    repeat an earlier line's bytes: lines that repeat them, nearly repeat them (a separator more,
+    a longer qid, another runid, extra columns, a CR) or break them (random pieces spliced in),
+    with or without a final newline, give the staged path's result or error."""
+    qid, sep, suffix = base
+    out = []
+    for d, score, how, junk in lines:
+        q, sfx = qid, suffix
+        if how == 1:
+            q = qid + "0"
+        elif how == 2:
+            sfx = sep + suffix
+        elif how == 3:
+            sfx = "".join(junk) + "\n"
+        parts = [q, "Q0", d, "7", score]
+        if how == 4 and junk:
+            parts.insert(len(junk) % 5, "".join(junk))
+        out.append((sep * 2 if how == 5 else sep).join(parts) + sfx)
+    rtext = "".join(out)
+    if not last_newline:
+        rtext = rtext.rstrip("\n")
+    qtext = "".join(f"{t} 0 {d} {k % 3}\n" for k, (t, d) in enumerate((t, d) for t in ["1", "10"] for d in DOCS[::2]))
+    qp, rp = _write(tmp_path, "q.txt", qtext), _write(tmp_path, "r.txt", rtext)
+    qi = QrelsIndex.from_file(qp)
+    _like_staged(rp, qi, dict())
+
+
 @settings(max_examples=200, deadline=None)
 @given(docs=st.lists(st.sampled_from(b"\x00AZz"), max_size=17).map(bytes).flatmap(  # a shared prefix
     lambda pre: st.lists(st.lists(st.sampled_from(b"\x00AZz"), min_size=1, max_size=6).map(lambda b: pre + bytes(b)),

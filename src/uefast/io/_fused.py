@@ -28,16 +28,17 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from uefast._intrinsics import _bits_f64
+from uefast._intrinsics import _bits_f64, _load_le64
 from uefast.io._floatparse import _parse_float_open
 from uefast.io._hashtab import _EMPTY, _eqb, _fnv, _key, _probe, _wfind, _wput
 from uefast.io._topics import _pow2, rank_rows, rel_value
-from uefast.io._words import _at_end, _content, _docno_key, _fend, _plain, _score_bits, _skip
+from uefast.io._words import _at_end, _content, _docno_key, _fend, _ld, _plain, _score_bits, _skip
 
 __all__ = ["scan_rank_run"]
 
 _U = np.uint64
 _jit = nb.njit(cache=True, nogil=True)
+_inl = nb.njit(cache=True, nogil=True, inline="always")
 
 
 @_jit
@@ -93,34 +94,85 @@ def _grown(a, m):
 _EOF, _NEW, _FULL, _FAIL = 0, 1, 2, 3
 
 
+@_inl
+def _same(buf, a, b, k, n):
+    """True if the k bytes at a equal the k bytes at b (a < b, b + k <= n), compared a word at
+    a time."""
+    j = 0
+    while k - j >= 8:
+        if _load_le64(buf, a + j) != _load_le64(buf, b + j):
+            return False
+        j += 8
+    if j < k:
+        x = _ld(buf, a + j, n) ^ _ld(buf, b + j, n)
+        if x & ((_U(1) << _U(8 * (k - j))) - _U(1)) != _U(0):
+            return False
+    return True
+
+
+@_inl
+def _next_field(buf, e, n):
+    """Start of the field after one that ends at e: e + 1 when a single separator is followed by
+    a field byte (the common case, one test), else after every separator; -1 if no field
+    follows on the line."""
+    if e + 1 < n and buf[e] != 10 and buf[e + 1] > 32:
+        return e + 1
+    i = _skip(buf, e, n)
+    if _at_end(buf, i, n):
+        return -1
+    return i
+
+
 @_jit
-def _parse_lines(buf, i, q_s, q_e, m, sds, sde, sh, sw0, sw1, ssc, f32, pow5, rs, re_):
+def _parse_lines(buf, i, q_s, q_e, m, sds, sde, sh, sw0, sw1, ssc, f32, pow5, rs, re_, rep):
     """Parse run lines from ``i`` into block rows ``m, m + 1, ...`` while their qid is
     ``buf[q_s:q_e]``. Returns (status, i, qid end, m, runid start, runid end): ``_NEW`` with the
     next line's qid at ``buf[i:qid end]``, ``_EOF``, ``_FULL`` (the scratch arrays are full; ``i``
     is the start of the line not read), or ``_FAIL`` (the staged path must take the file). A
     separate function so that the caller's scratch arrays are not rebound inside the line loop
-    (Numba then keeps reference counts per line: ~2x slower)."""
+    (Numba then keeps reference counts per line: ~2x slower).
+
+    Repeated text is compared, not parsed: within a block, a line's ``qid Q0`` prefix (up to its
+    docno) and its suffix after the score (separator, runid, any extra columns, newline) are
+    nearly always the same bytes as in an earlier line of the block, and are then skipped with a
+    word-wise comparison (:func:`_same`) instead of being split into fields. ``rep`` carries that
+    earlier line's (prefix start, prefix length, suffix start, suffix length) from call to call;
+    a prefix length of 0 means none (a new block). Equal bytes mean equal fields, so the result
+    is the same as parsing them (the runid returned is then an earlier line's: the same text).
+    The 17 Robust runs: ~15% less time in this function (best of 21).
+    """
     n = buf.size
     cap = sds.size
+    pp, pk, sp, sk = rep[0], rep[1], rep[2], rep[3]
     while i < n:
-        i = _content(buf, i, n)
-        if i >= n:
-            break
-        # qid: the block ends where it changes
-        e = _fend(buf, i, n)
-        if q_s < 0 or not _eqb(buf, q_s, q_e, buf, i, e):
-            return _NEW, i, e, m, rs, re_
-        if m == cap:
-            return _FULL, i, e, m, rs, re_
         s0 = i
-        # Q0 (any text)
-        i = _skip(buf, e, n)
-        if _at_end(buf, i, n):
-            return _FAIL, s0, e, m, rs, re_
-        i = _skip(buf, _fend(buf, i, n), n)
-        if _at_end(buf, i, n):
-            return _FAIL, s0, e, m, rs, re_
+        if pk > 0 and i + pk < n and _same(buf, pp, i, pk, n) and buf[i + pk] > 32:
+            # the block's qid and Q0, with the same separators: the docno starts at i + pk
+            if m == cap:
+                rep[0], rep[1], rep[2], rep[3] = pp, pk, sp, sk
+                return _FULL, i, i, m, rs, re_
+            i += pk
+        else:
+            i = _content(buf, i, n)
+            if i >= n:
+                break
+            s0 = i
+            # qid: the block ends where it changes
+            e = _fend(buf, i, n)
+            if q_s < 0 or not _eqb(buf, q_s, q_e, buf, i, e):
+                rep[0], rep[1], rep[2], rep[3] = pp, 0, sp, sk
+                return _NEW, i, e, m, rs, re_
+            if m == cap:
+                rep[0], rep[1], rep[2], rep[3] = pp, pk, sp, sk
+                return _FULL, i, e, m, rs, re_
+            # Q0 (any text)
+            i = _next_field(buf, e, n)
+            if i < 0:
+                return _FAIL, s0, e, m, rs, re_
+            i = _next_field(buf, _fend(buf, i, n), n)
+            if i < 0:
+                return _FAIL, s0, e, m, rs, re_
+            pp, pk = s0, i - s0
         # docno
         e = _fend(buf, i, n)
         h, w0, w1 = _docno_key(buf, i, e, n)
@@ -129,12 +181,12 @@ def _parse_lines(buf, i, q_s, q_e, m, sds, sde, sh, sw0, sw1, ssc, f32, pow5, rs
         sh[m] = h
         sw0[m] = w0
         sw1[m] = w1
-        i = _skip(buf, e, n)
-        if _at_end(buf, i, n):
+        i = _next_field(buf, e, n)
+        if i < 0:
             return _FAIL, s0, e, m, rs, re_
         # rank: not read (trec_eval ignores it)
-        i = _skip(buf, _fend(buf, i, n), n)
-        if _at_end(buf, i, n):
+        i = _next_field(buf, _fend(buf, i, n), n)
+        if i < 0:
             return _FAIL, s0, e, m, rs, re_
         # score
         e = _fend(buf, i, n)
@@ -149,18 +201,25 @@ def _parse_lines(buf, i, q_s, q_e, m, sds, sde, sh, sw0, sw1, ssc, f32, pow5, rs
         if f32:
             v = np.float64(np.float32(v))
         ssc[m] = v
-        i = _skip(buf, e, n)
-        if _at_end(buf, i, n):
+        if sk > 0 and e + sk <= n and _same(buf, sp, e, sk, n):
+            i = e + sk  # the suffix of an earlier line: the next line starts here
+            m += 1
+            continue
+        i = _next_field(buf, e, n)
+        if i < 0:
             return _FAIL, s0, e, m, rs, re_
         # runid
-        e = _fend(buf, i, n)
-        rs, re_ = i, e
+        f = _fend(buf, i, n)
+        rs, re_ = i, f
         # the rest of the line: nothing, or extra columns (skipped)
-        i = e
+        i = f
         while i < n and buf[i] != 10:
             i += 1
         i += 1
+        if i <= n:  # a suffix ending in a newline
+            sp, sk = e, i - e
         m += 1
+    rep[0], rep[1], rep[2], rep[3] = pp, pk, sp, sk
     return _EOF, i, i, m, rs, re_
 
 
@@ -204,8 +263,10 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
     rows = 0
     rs, re_ = 0, 0
     i = 0
+    rep = np.zeros(4, np.int64)  # _parse_lines' repeated prefix / suffix
     while True:
-        st, i, e, m, rs, re_ = _parse_lines(buf, i, cq_s, cq_e, m, sds, sde, sh, sw0, sw1, ssc, f32, pow5, rs, re_)
+        st, i, e, m, rs, re_ = _parse_lines(buf, i, cq_s, cq_e, m, sds, sde, sh, sw0, sw1, ssc, f32, pow5, rs, re_,
+                                            rep)
         if st == _FAIL:
             return False, e0, e0, 0, 0, 0, warm
         if st == _FULL:  # a longer block: larger scratch arrays
