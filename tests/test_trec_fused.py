@@ -266,6 +266,34 @@ def test_tie_sort_by_words_is_strcmp_order(docs):
         assert seg.tolist() == want
 
 
+@settings(max_examples=300, deadline=None)
+@given(docs=st.lists(st.sampled_from([b"A", b"B", b"AB", b"LA01-0001", b"LA01-0002", b"FBIS3-10", b"FBIS3-9",
+                                      b"ABCDEFGHIJKLMNOPQ1", b"ABCDEFGHIJKLMNOPQ2", b"ABCDEFGHIJKLMNOP"]),
+                     max_size=60),
+       chunks=st.lists(st.tuples(st.integers(1, 20), st.sampled_from(["asc", "desc", "as is"])), max_size=6))
+def test_tie_sort_of_runs_is_stable_strcmp_order(docs, chunks):
+    """The natural merge sort of tied rows: groups made of ascending, descending and unordered
+    runs, repeated docnos among them, come out in docno-descending order, equal docnos in their
+    original order (Python's stable sort)."""
+    from uefast.io._hashtab import dkey_rows
+    from uefast.io._topics import _sort_ties
+
+    out, rest = [], list(docs)
+    for size, how in chunks:
+        part, rest = rest[:size], rest[size:]
+        out += sorted(part) if how == "asc" else sorted(part, reverse=True) if how == "desc" else part
+    docs = out + rest
+    data = np.frombuffer(b"".join(docs) + b"x", np.uint8)
+    ends = np.cumsum([len(d) for d in docs]).astype(np.int64)
+    starts = ends - np.array([len(d) for d in docs], np.int64)
+    _, w0, w1 = dkey_rows(data, starts, ends)
+    want = sorted(range(len(docs)), key=lambda i: docs[i], reverse=True)
+    for words in [(w0, w1), (np.zeros(0, np.uint64), np.zeros(0, np.uint64))]:
+        seg = np.arange(len(docs), dtype=np.int64)
+        _sort_ties(seg, np.empty(len(docs), np.int64), data, starts, ends, *words)
+        assert seg.tolist() == want
+
+
 @pytest.mark.parametrize("run_text", ["1 Q0 a 1 x r\n", "", "1 Q0 a 1\n"])
 @pytest.mark.parametrize("bad", [dict(measures=["nosuch"]), dict(measures=["P.abc"]), dict(version="8")])
 def test_run_errors_before_option_errors(tmp_path, capsys, run_text, bad):

@@ -30,7 +30,7 @@ import numpy as np
 
 from uefast._intrinsics import _bits_f64, _load_le64
 from uefast.io._floatparse import _parse_float_open
-from uefast.io._hashtab import _EMPTY, _eqb, _fnv, _key, _probe, _wfind, _wput
+from uefast.io._hashtab import _eqb, _fnv, _key, _probe, _wfind
 from uefast.io._topics import _pow2, rank_rows, rel_value
 from uefast.io._words import _at_end, _content, _docno_key, _fend, _ld, _plain, _score_bits, _skip
 
@@ -41,16 +41,35 @@ _jit = nb.njit(cache=True, nogil=True)
 _inl = nb.njit(cache=True, nogil=True, inline="always")
 
 
+@_inl
+def _repeat(dslot, bid, mask, k, buf, sds, sde, sh, sw0, sw1):
+    """Whether block row k's docno equals that of an earlier row put in ``dslot`` during block
+    ``bid``; if not, row k is put there. A slot holds ``bid << 32 | row``: slots of other
+    blocks read as empty, so the table is never cleared (it was: 48 KB per 1000-line block,
+    ~10% of the pass)."""
+    h = sh[k]
+    ln = sde[k] - sds[k]
+    p = h & mask
+    while True:
+        v = dslot[p]
+        if (v >> 32) != bid:
+            dslot[p] = (bid << 32) | k
+            return False
+        j = v & 0xFFFFFFFF
+        if (sh[j] == h and sw0[j] == sw0[k] and sw1[j] == sw1[k] and sde[j] - sds[j] == ln
+                and (ln <= 16 or _eqb(buf, sds[j], sde[j], buf, sds[k], sde[k]))):
+            return True
+        p = (p + _U(1)) & mask
+
+
 @_jit
-def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, used, tab, soff, r_data, r_s, r_e,
-                row_label, rel, o):
-    """Check block rows 0..m-1 for a repeated docno (False if one), and for a topic with qrels
-    (``t >= 0``) write their relevance values in rank order to ``rel[o:o + m]``: the qrels label
-    (-2 where it is negative: pooled but unjudged), -1 where the topic's qrels do not list the
-    docno. Returns (ok, checksum of the table prefetch: to be ignored)."""
-    zero = np.int64(0)
+def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dslot, bid, used, tab, soff, r_data,
+                r_s, r_e, row_label, rel, o):
+    """Check block ``bid``'s rows 0..m-1 for a repeated docno (False if one), and for a topic with
+    qrels (``t >= 0``) write their relevance values in rank order to ``rel[o:o + m]``: the qrels
+    label (-2 where it is negative: pooled but unjudged), -1 where the topic's qrels do not list
+    the docno. Returns (ok, checksum of the table prefetch: to be ignored)."""
     mask = _U(_pow2(2 * m) - 1)
-    dtab[:3 * (np.int64(mask) + 1)] = _EMPTY
     warm = _U(0)
     if t >= 0:
         tbase = soff[t]
@@ -60,19 +79,16 @@ def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, us
         for j in range(3 * tbase, 3 * soff[t + 1], 8):
             warm ^= tab[j]
     for k in range(m):
-        ln = sde[k] - sds[k]
         r = np.int64(-1)
         if t >= 0:
-            r, _ = _wfind(tab, tbase, tmask, sh[k], sw0[k], sw1[k], ln, r_data, r_s, r_e, buf, sds[k], sde[k])
+            r, _ = _wfind(tab, tbase, tmask, sh[k], sw0[k], sw1[k], sde[k] - sds[k], r_data, r_s, r_e, buf,
+                          sds[k], sde[k])
         if r >= 0:  # a judged docno: repeated if its qrels row was met before (a topic is one block)
             if used[r]:
                 return False, _U(0)
             used[r] = True
-        else:
-            q, p = _wfind(dtab, zero, mask, sh[k], sw0[k], sw1[k], ln, buf, sds, sde, buf, sds[k], sde[k])
-            if q >= 0:
-                return False, _U(0)
-            _wput(dtab, zero, p, sw0[k], sw1[k], ln, k)
+        elif _repeat(dslot, bid, mask, k, buf, sds, sde, sh, sw0, sw1):
+            return False, _U(0)
         lab[k] = rel_value(r, row_label)
         perm[k] = k
     if t < 0:
@@ -250,14 +266,15 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
     lab = np.empty(cap, np.int64)
     perm = np.empty(cap, np.int64)
     tmp = np.empty(cap, np.int64)
-    dtab = np.empty(3 * _pow2(2 * cap), np.uint64)
+    dslot = np.full(_pow2(2 * cap), -1, np.int64)  # _repeat's table
     used = np.zeros(r_s.size, np.bool_)  # qrels rows met (judged docnos seen in their topic)
     rel = np.empty(n // 11 + 2, np.int64)
     b_code = np.empty(nq, np.int64)
     b_start = np.empty(nq, np.int64)
     seen = np.zeros(nq, np.bool_)
     zero = np.zeros(nq, np.int64)
-    nblk = 0
+    nblk = 0  # blocks of topics with qrels
+    nb_all = np.int64(0)  # all blocks
     o = 0
     cq_s, cq_e, ct, m = np.int64(-1), np.int64(-1), np.int64(-1), 0
     rows = 0
@@ -272,11 +289,12 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
         if st == _FULL:  # a longer block: larger scratch arrays
             sds, sde, sh, sw0, sw1 = _grown(sds, m), _grown(sde, m), _grown(sh, m), _grown(sw0, m), _grown(sw1, m)
             ssc, lab, perm, tmp = _grown(ssc, m), _grown(lab, m), _grown(perm, m), _grown(tmp, m)
-            dtab = np.empty(3 * _pow2(2 * sds.size), np.uint64)
+            dslot = np.full(_pow2(2 * sds.size), -1, np.int64)
             continue
         if cq_s >= 0:  # the block [cq_s ...] ended
-            ok, w = _rank_block(ct, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dtab, used, tab, soff,
-                                r_data, r_s, r_e, row_label, rel, o)
+            ok, w = _rank_block(ct, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dslot, nb_all, used, tab,
+                                soff, r_data, r_s, r_e, row_label, rel, o)
+            nb_all += 1
             if not ok:
                 return False, e0, e0, 0, 0, 0, warm
             warm ^= w
