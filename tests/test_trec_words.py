@@ -165,3 +165,21 @@ def test_scan_run_takes_strided_buffers():
     strided = wide[::2]
     assert not strided.flags.c_contiguous
     _same(_fast.scan_run(strided, False), _fast.scan_run(np.frombuffer(data, np.uint8), False))
+
+
+def test_plain_is_every_byte_ascii_and_whitespace_only_9_to_13_or_32():
+    """``_plain`` (eight bytes at a time) against the byte-by-byte rule: each of the 256 byte
+    values at each position of a word, in the tail after the last whole word, beside high bytes
+    (carries), and in buffers of every length 0..17."""
+    base = b"301 Q0 DOC-1 1 2.5 run\n"
+    for v in range(256):
+        for pos in range(len(base)):
+            data = base[:pos] + bytes([v]) + base[pos + 1:]
+            assert _words._plain(np.frombuffer(data, np.uint8)) == _plain_text(data), (v, pos)
+    for v in range(256):  # a bad byte after a byte >= 128 that would carry into it
+        data = bytes([0xFF, v]) + b"abcdefgh"
+        assert not _words._plain(np.frombuffer(data, np.uint8))
+    for n in range(18):
+        data = b"a \t\n\r" * 4
+        assert _words._plain(np.frombuffer(data[:n], np.uint8))
+        assert not _words._plain(np.frombuffer(data[:n] + b"\x1f", np.uint8))

@@ -298,7 +298,7 @@ def build_topic_tables(row_start, data, starts, ends):
         base = soff[t]
         mask = _U(soff[t + 1] - base - 1)
         for i in range(row_start[t], row_start[t + 1]):
-            h, w0, w1 = _dkey(data, starts[i], ends[i])
+            h, w0, w1 = _docno_key(data, starts[i], ends[i], data.size)  # = _dkey, by words
             ln = ends[i] - starts[i]
             r, p = _wfind(tab, base, mask, h, w0, w1, ln, data, starts, ends, data, starts[i], ends[i])
             if r >= 0:
