@@ -145,6 +145,26 @@ def test_score_bits_correctly_rounded():
         p += len(s) + 1
 
 
+@settings(max_examples=1500, deadline=None)
+@given(text=st.text(st.sampled_from("0123456789.-+e/: "), min_size=1, max_size=20).filter(lambda t: " " not in t)
+       | st.from_regex(r"-?[0-9]{0,17}(\.[0-9]{0,17})?", fullmatch=True).filter(bool),
+       before=st.sampled_from(["", "x\t", "1234567\t"]), after=st.sampled_from(["", "\t9", " .5", "\n"]))
+def test_score_bits_short_and_long_fields(text, before, after):
+    """``_score_bits`` (the loop-free reading of fields up to 16 bytes, digit runs beyond) takes
+    exactly the ``-?d*(.d*)?`` fields with 1..19 digits, and gives Python's ``float``; any
+    other field (two points, an inner sign, other bytes, no digit) is declined; fields at any
+    offset, followed by more text or by the end of the buffer."""
+    import re
+
+    data = np.frombuffer((before + text + after).encode(), np.uint8)
+    ok, bits = _words._score_bits(data, len(before), len(before) + len(text), data.size, _POW5)
+    m = re.fullmatch(r"-?([0-9]*)(?:\.([0-9]*))?", text)
+    valid = bool(m) and 1 <= len(m.group(1)) + len(m.group(2) or "") <= 19
+    assert ok == valid, text
+    if ok:
+        assert bits == np.float64(float(text)).view(np.uint64), text
+
+
 def test_docno_key_equals_dkey():
     rng = random.Random(5)
     for ln in range(1, 41):

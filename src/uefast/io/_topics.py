@@ -121,12 +121,18 @@ def _sort_ties(seg, tmp, data, s, e, w0, w1):
     ascending runs reversed, then runs are merged in pairs. Systems list tied documents in some
     order of their own, most often ascending (7381 of MU03rob01's 7401 tied groups; rutcor03100's
     long groups are 2-5 ascending runs, one per collection), which this sorts in one or a few
-    passes: the one-pass scan of the 17 runs 160 -> 140 ms (was a merge sort of every group of
+    passes: the one-pass scan of the 17 runs 164 -> 156 ms (was a merge sort of every group of
     more than 16 rows, an insertion sort below)."""
+    if seg.size >= 2:
+        _sort_ties_into(seg, tmp, np.empty(seg.size + 1, np.int64), data, s, e, w0, w1)
+
+
+@nb.njit(cache=True, nogil=True, _nrt=False)
+def _sort_ties_into(seg, tmp, bnd, data, s, e, w0, w1):
+    """:func:`_sort_ties` with room for the run bounds given (``bnd``: m + 1). Allocates nothing,
+    so it is compiled without reference counting (``_nrt=False``): the inlined comparisons
+    otherwise count references on their array arguments at every call (atomic operations)."""
     m = seg.size
-    if m < 2:
-        return
-    bnd = np.empty(m + 1, np.int64)
     nr = 0
     a = 0
     while a < m:

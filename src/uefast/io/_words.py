@@ -104,24 +104,82 @@ def _digit_run(buf, p, n):
             return w, c, p
 
 
+_LOW = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)  # k low bytes
+_DOT = _U(0x2E2E2E2E2E2E2E2E)
+_ONES = _U(0x0101010101010101)
+
+
+@_inl
+def _nondigit(x):
+    """High bit of each byte of x that is not an ASCII digit (bytes < 128: no carries)."""
+    return ((x + _U(0x4646464646464646)) | ~((x | _HI) - _U(0x3030303030303030))) & _HI
+
+
+@_inl
+def _short_decimal(buf, p, e, n):
+    """(ok, digits as an integer, digits after the point) of ``d*(.d*)?`` in [p, e) when that is
+    1..16 bytes with at least one digit, found without a loop: two words loaded; the point is
+    the first zero byte of ``x ^ '.'`` (exact for the lowest one); every other byte must be a
+    digit (:func:`_nondigit`); the point is cut out of the 16 bytes by a shift, and the digits
+    are read 8 at a time (:func:`_val`). ok False: any other form or length."""
+    ln = e - p
+    if ln < 1 or ln > 16:
+        return False, _U(0), 0
+    x0 = _ld(buf, p, n)
+    x1 = _ld(buf, p + 8, n)
+    v0 = _LOW[min(ln, 8)]
+    v1 = _LOW[max(ln - 8, 0)]
+    t0 = x0 ^ _DOT
+    t1 = x1 ^ _DOT
+    z0 = (t0 - _ONES) & ~t0 & _HI & v0
+    z1 = (t1 - _ONES) & ~t1 & _HI & v1
+    bad0 = _nondigit(x0) & v0
+    bad1 = _nondigit(x1) & v1
+    d = ln  # the point's position (ln: none)
+    y0, y1 = x0, x1
+    if z0 != _U(0):
+        d = np.int64(_cttz64(z0) >> _U(3))
+        bad0 &= ~(_U(0x80) << _U(8 * d))
+        lm = _LOW[d]
+        y0 = (x0 & lm) | (((x0 >> _U(8)) | (x1 << _U(56))) & ~lm)
+        y1 = x1 >> _U(8)
+    elif z1 != _U(0):
+        d = 8 + np.int64(_cttz64(z1) >> _U(3))
+        bad1 &= ~(_U(0x80) << _U(8 * (d - 8)))
+        lm = _LOW[d - 8]
+        y1 = (x1 & lm) | ((x1 >> _U(8)) & ~lm)
+    nd = ln - 1 if d < ln else ln  # digits
+    if (bad0 | bad1) != _U(0) or nd == 0:
+        return False, _U(0), 0
+    if nd <= 8:
+        w = _val(y0, nd)
+    else:
+        w = _val(y0, 8) * _P10U[nd - 8] + _val(y1, nd - 8)
+    return True, w, (ln - 1 - d if d < ln else 0)
+
+
 @_inl
 def _score_bits(buf, s, e, n, pow5):
     """(ok, binary64 bits) of the field [s, e) when it is ``-?d*(.d*)?`` with 1..19 digits;
-    ok False: any other form (left to the byte scanner's parser). Inlined: as a call, the
-    one-pass scan's line loop (:mod:`uefast.io._fused`) took ~14% longer (17 Robust runs)."""
+    ok False: any other form (left to the byte scanner's parser). Fields of up to 16 bytes after
+    the sign are read by :func:`_short_decimal` (no loop: the one-pass scan's line loop ~15%
+    faster on the 17 Robust runs), longer ones by digit runs. Inlined: as a call, that loop
+    took ~14% longer."""
     p = s
     neg = buf[p] == 45
     if neg:
         p += 1
-    wi, li, p = _digit_run(buf, p, n)
-    wf = _U(0)
-    lf = 0
-    if p < e and buf[p] == 46:
-        wf, lf, p = _digit_run(buf, p + 1, n)
-    t = li + lf
-    if p != e or t == 0 or t > 19:
-        return False, _U(0)
-    w = wi * _P10U[lf] + wf
+    ok, w, lf = _short_decimal(buf, p, e, n)
+    if not ok:
+        wi, li, p = _digit_run(buf, p, n)
+        wf = _U(0)
+        lf = 0
+        if p < e and buf[p] == 46:
+            wf, lf, p = _digit_run(buf, p + 1, n)
+        t = li + lf
+        if p != e or t == 0 or t > 19:
+            return False, _U(0)
+        w = wi * _P10U[lf] + wf
     if w <= _U(9007199254740992):  # Clinger: both operands exact, lf <= 19 <= 22
         bits = _f64_bits(np.float64(w) / _P10F[lf])
     else:
