@@ -39,11 +39,12 @@ __all__ = ["scan_rank_run"]
 _U = np.uint64
 _jit = nb.njit(cache=True, nogil=True)
 _inl = nb.njit(cache=True, nogil=True, inline="always")
-# The line loop and the block ranking allocate nothing: compiled without reference counting
+# The line loop and the block join allocate nothing: compiled without reference counting
 # (Numba's ``_nrt=False``), since the helpers inlined into them (``inline="always"``) otherwise
 # keep a count on every array they are passed -- calls to NRT_incref / NRT_decref (atomic
 # operations) several times per line. 17 Robust runs, sum of per-file best of 11: the one-pass
-# scan 145 -> 126 ms.
+# scan 145 -> 126 ms. Such a function must not call one that allocates: Numba compiles its
+# callees without reference counting too (and np.empty then fails to compile).
 _jit_no_rc = nb.njit(cache=True, nogil=True, _nrt=False)
 
 
@@ -69,12 +70,13 @@ def _repeat(dslot, bid, mask, k, buf, sds, sde, sh, sw0, sw1):
 
 
 @_jit_no_rc
-def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dslot, bid, used, tab, soff, r_data,
-                r_s, r_e, row_label, rel, o):
+def _join_block(t, m, buf, sds, sde, sh, sw0, sw1, lab, perm, dslot, bid, used, tab, soff, r_data, r_s, r_e,
+                row_label):
     """Check block ``bid``'s rows 0..m-1 for a repeated docno (False if one), and for a topic with
-    qrels (``t >= 0``) write their relevance values in rank order to ``rel[o:o + m]``: the qrels
-    label (-2 where it is negative: pooled but unjudged), -1 where the topic's qrels do not list
-    the docno. Returns (ok, checksum of the table prefetch: to be ignored)."""
+    qrels (``t >= 0``) set ``lab[k]`` to row k's relevance value: the qrels label (-2 where it is
+    negative: pooled but unjudged), -1 where the topic's qrels do not list the docno; ``perm[k]``
+    to k. Returns (ok, checksum of the table prefetch: to be ignored). Allocates nothing (and
+    calls nothing that does): compiled without reference counting."""
     mask = _U(_pow2(2 * m) - 1)
     warm = _U(0)
     if t >= 0:
@@ -97,8 +99,18 @@ def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dslot, b
             return False, _U(0)
         lab[k] = rel_value(r, row_label)
         perm[k] = k
-    if t < 0:
-        return True, _U(0)
+    return True, warm
+
+
+@_jit
+def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dslot, bid, used, tab, soff, r_data,
+                r_s, r_e, row_label, rel, o):
+    """:func:`_join_block`, then for a topic with qrels the block's relevance values in rank order
+    (:func:`uefast.io._topics.rank_rows`) to ``rel[o:o + m]``. Returns (ok, checksum)."""
+    ok, warm = _join_block(t, m, buf, sds, sde, sh, sw0, sw1, lab, perm, dslot, bid, used, tab, soff, r_data, r_s,
+                           r_e, row_label)
+    if not ok or t < 0:
+        return ok, warm
     seg = perm[:m]
     rank_rows(seg, ssc, tmp, buf, sds, sde, sw0, sw1)
     for k in range(m):

@@ -6,12 +6,16 @@ import numba as nb
 import numpy as np
 
 _U = np.uint64
+# Per-row helpers that allocate nothing are compiled without reference counting (``_nrt=False``):
+# otherwise each call counts references on its array arguments (NRT_incref / NRT_decref, atomic
+# operations), and they run once per run line.
+_no_rc = nb.njit(cache=True, nogil=True, _nrt=False)
 
 # --------------------------------------------------------------------------------------------
 # Hashing and open-addressing tables
 
 
-@nb.njit(cache=True, nogil=True)
+@_no_rc
 def _fnv(data, s, e):
     """64-bit hash of data[s:e]: bytes packed 8 per word (short dependency chains), each word
     folded in with one multiply; the length goes into the final mix.  Not cryptographic: every
@@ -43,7 +47,7 @@ def _key(code, dh):
     return _mix(dh ^ (_U(code + 1) * _U(0x9E3779B97F4A7C15)))
 
 
-@nb.njit(cache=True, nogil=True)
+@_no_rc
 def _eqb(a, as_, ae, b, bs, be):
     if ae - as_ != be - bs:
         return False
@@ -101,7 +105,7 @@ def dkey_rows(data, starts, ends):
     return h, w0, w1
 
 
-@nb.njit(cache=True, nogil=True)
+@_no_rc
 def _wfind(tab, base, mask, h, w0, w1, ln, r_data, r_s, r_e, data, s, e):
     """Find the docno in a (w0, w1, meta) table region: (row or -1, slot)."""
     lm = _U(min(ln, 0xFFFF))
@@ -118,7 +122,7 @@ def _wfind(tab, base, mask, h, w0, w1, ln, r_data, r_s, r_e, data, s, e):
         p = (p + _U(1)) & mask
 
 
-@nb.njit(cache=True, nogil=True)
+@_no_rc
 def _wput(tab, base, p, w0, w1, ln, row):
     j = 3 * (base + np.int64(p))
     tab[j] = w0
@@ -164,7 +168,7 @@ def build_table(code, dh, data, starts, ends, cap):
     return slots, keys, -1
 
 
-@nb.njit(cache=True, nogil=True)
+@_no_rc
 def _probe(slots, keys, r_code, r_data, r_s, r_e, code, k, data, s, e):
     mask = _U(slots.size - 1)
     p = k & mask

@@ -27,7 +27,7 @@ _U = np.uint64
 # Ordering: topic, score descending, docno descending (bytes)
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, _nrt=False)
 def _cmpb(data, s, e, i, j):
     a0, a1, b0, b1 = s[i], e[i], s[j], e[j]
     la, lb = a1 - a0, b1 - b0

@@ -38,6 +38,8 @@ _U = np.uint64
 _jit = nb.njit(cache=True, nogil=True)
 # the per-word helpers are inlined at Numba IR level: as separate calls the scanner ran ~1.2x slower
 _inl = nb.njit(cache=True, nogil=True, inline="always")
+# allocates nothing, runs per line: no reference counting (see uefast.io._hashtab._no_rc)
+_jit_no_rc = nb.njit(cache=True, nogil=True, _nrt=False)
 _HI = _U(0x8080808080808080)
 _LO4 = _U(0x0F0F0F0F0F0F0F0F)
 _C = _U(0x9E3779B97F4A7C15)
@@ -198,7 +200,7 @@ def _word(buf, p, n, k):
     return x
 
 
-@_jit
+@_jit_no_rc
 def _docno_key(buf, s, e, n):
     """(hash, w0, w1) of the docno [s, e), equal to ``uefast.io._hashtab._dkey``'s: every full
     8-byte word folded in with one multiply, the rest and the length in the last step."""
