@@ -245,17 +245,13 @@ def test_hypothesis_repeated_prefix_and_suffix(tmp_path, base, lines, last_newli
     _like_staged(rp, qi, dict())
 
 
-@settings(max_examples=200, deadline=None)
-@given(docs=st.lists(st.sampled_from(b"\x00AZz"), max_size=17).map(bytes).flatmap(  # a shared prefix
-    lambda pre: st.lists(st.lists(st.sampled_from(b"\x00AZz"), min_size=1, max_size=6).map(lambda b: pre + bytes(b)),
-                         min_size=1, max_size=40, unique=True)))
-def test_tie_sort_by_words_is_strcmp_order(docs):
-    """The tie sort's packed-word comparison (``_topics._cmpw``) orders docnos as their bytes do,
-    NUL bytes, shared 16-byte prefixes and prefixes of each other included."""
+def _tie_sort_is_stable_strcmp_order(docs):
+    """``_topics._sort_ties`` of rows 0..n-1 with these docnos (by packed words, and by bytes
+    alone) gives Python's stable sort by bytes, descending."""
     from uefast.io._hashtab import dkey_rows
     from uefast.io._topics import _sort_ties
 
-    data = np.frombuffer(b"".join(docs), np.uint8)
+    data = np.frombuffer(b"".join(docs) + b"x", np.uint8)  # a byte after the last docno
     ends = np.cumsum([len(d) for d in docs]).astype(np.int64)
     starts = ends - np.array([len(d) for d in docs], np.int64)
     _, w0, w1 = dkey_rows(data, starts, ends)
@@ -264,6 +260,16 @@ def test_tie_sort_by_words_is_strcmp_order(docs):
         seg = np.arange(len(docs), dtype=np.int64)
         _sort_ties(seg, np.empty(len(docs), np.int64), data, starts, ends, *words)
         assert seg.tolist() == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs=st.lists(st.sampled_from(b"\x00AZz"), max_size=17).map(bytes).flatmap(  # a shared prefix
+    lambda pre: st.lists(st.lists(st.sampled_from(b"\x00AZz"), min_size=1, max_size=6).map(lambda b: pre + bytes(b)),
+                         min_size=1, max_size=40, unique=True)))
+def test_tie_sort_by_words_is_strcmp_order(docs):
+    """The tie sort's packed-word comparison (``_topics._cmpw``) orders docnos as their bytes do,
+    NUL bytes, shared 16-byte prefixes and prefixes of each other included."""
+    _tie_sort_is_stable_strcmp_order(docs)
 
 
 @settings(max_examples=300, deadline=None)
@@ -275,23 +281,12 @@ def test_tie_sort_of_runs_is_stable_strcmp_order(docs, chunks):
     """The natural merge sort of tied rows: groups made of ascending, descending and unordered
     runs, repeated docnos among them, come out in docno-descending order, equal docnos in their
     original order (Python's stable sort)."""
-    from uefast.io._hashtab import dkey_rows
-    from uefast.io._topics import _sort_ties
-
     out, rest = [], list(docs)
     for size, how in chunks:
         part, rest = rest[:size], rest[size:]
         out += sorted(part) if how == "asc" else sorted(part, reverse=True) if how == "desc" else part
     docs = out + rest
-    data = np.frombuffer(b"".join(docs) + b"x", np.uint8)
-    ends = np.cumsum([len(d) for d in docs]).astype(np.int64)
-    starts = ends - np.array([len(d) for d in docs], np.int64)
-    _, w0, w1 = dkey_rows(data, starts, ends)
-    want = sorted(range(len(docs)), key=lambda i: docs[i], reverse=True)
-    for words in [(w0, w1), (np.zeros(0, np.uint64), np.zeros(0, np.uint64))]:
-        seg = np.arange(len(docs), dtype=np.int64)
-        _sort_ties(seg, np.empty(len(docs), np.int64), data, starts, ends, *words)
-        assert seg.tolist() == want
+    _tie_sort_is_stable_strcmp_order(docs)
 
 
 @pytest.mark.parametrize("run_text", ["1 Q0 a 1 x r\n", "", "1 Q0 a 1\n"])

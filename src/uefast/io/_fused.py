@@ -9,9 +9,11 @@ block and stays in cache; when the block ends it is checked for a repeated docno
 topic's qrels table (:func:`uefast.io._topics.build_topic_tables`) and ranked in place
 (:func:`uefast.io._topics.rank_rows`: score descending, docno descending, trec_eval's
 ``form_res_rels.c`` order), and only its relevance values are written out. On the 17 TREC 2003
-Robust runs a whole ``evaluate_trec_files`` round took 15% less time than with the staged path
-(``benchmarks/RESULTS_trec.md``). The per-line parsing is the word-at-a-time scanner's (:mod:`uefast.io._words`: same
-helpers, same results).
+Robust runs a whole ``evaluate_trec_files`` round took 15% less time than with the staged path;
+skipping repeated line prefixes and suffixes, loop-free score reading, the natural-merge tie sort
+and compiling the loops without reference counting then took the pass itself from ~193 to
+~120 ms (``benchmarks/RESULTS_trec.md``). The per-line parsing uses the word-at-a-time scanner's
+helpers (:mod:`uefast.io._words`: same results).
 
 The pass handles the common case only and returns ``ok == False`` for anything else, which the
 caller then gives to the staged path (which words every error and handles every odd case): bytes
