@@ -311,3 +311,19 @@ def test_run_errors_before_option_errors(tmp_path, capsys, run_text, bad):
     if "measures" in bad:
         assert main(["trec_eval", "-m", measures[0], str(qp), str(rp)]) == 2
         assert str(want.value) in capsys.readouterr().err
+
+
+def test_strided_buffer_takes_the_staged_path(tmp_path):
+    """The one-pass scan loads 8-byte words from a contiguous buffer: a strided one (same bytes)
+    goes to the staged path, with the same result."""
+    qtext, rtext = _grouped(3)
+    qp, rp = _write(tmp_path, "q.txt", qtext), _write(tmp_path, "r.txt", rtext)
+    qi = QrelsIndex.from_file(qp)
+    want = ScannedRun.read(rp).prepare(qi)
+    sr = ScannedRun.read(rp)
+    wide = np.zeros(2 * sr.buf.size, np.uint8)
+    wide[::2] = sr.buf
+    sr.buf = wide[::2]
+    assert not sr.buf.flags.c_contiguous
+    _same_prepared(sr.prepare(qi), want)
+    assert sr._staged()

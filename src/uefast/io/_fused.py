@@ -54,8 +54,8 @@ _jit_no_rc = nb.njit(cache=True, nogil=True, _nrt=False)
 def _repeat(dslot, bid, mask, k, buf, sds, sde, sh, sw0, sw1):
     """Whether block row k's docno equals that of an earlier row put in ``dslot`` during block
     ``bid``; if not, row k is put there. A slot holds ``bid << 32 | row``: slots of other
-    blocks read as empty, so the table is never cleared (it was: 48 KB per 1000-line block,
-    ~10% of the pass)."""
+    blocks read as empty, so the table is never cleared (it was, 48 KB per 1000-line block:
+    ~1% of the pass)."""
     h = sh[k]
     ln = sde[k] - sds[k]
     p = h & mask
@@ -268,7 +268,8 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
     the relevance values in rank order, topics in qrels code order, ``counts[t]`` the rows of
     qrels topic t, ``rows`` the run's content lines, and a checksum of the table prefetch (to be
     ignored: returned so that the reads are not optimised away); ok False: use the staged path
-    (module docstring).
+    (module docstring). ``buf`` must be contiguous, on a little-endian machine (8-byte word
+    loads; the caller checks).
     """
     n = buf.size
     nq = t_s.size

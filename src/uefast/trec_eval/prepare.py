@@ -441,7 +441,9 @@ class ScannedRun:
                 bogus_missing=False, level=1) -> Prepared:
         kw = dict(max_docs=max_docs, judged_only=judged_only, complete=complete, bogus_missing=bogus_missing,
                   level=level)
-        if not self._staged() and self.extra_columns == "ignore":
+        # the one-pass scan loads 8-byte little-endian words, as the word scanner does
+        if (not self._staged() and self.extra_columns == "ignore" and _fast._LITTLE_ENDIAN
+                and self.buf.flags.c_contiguous):
             ok, rel, counts, rows, rs, re_, _ = scan_rank_run(
                 self.buf, float32_scores, _fast._POW5, qi.t_data, qi.t_start, qi.t_end, qi.t_slots, qi.t_keys,
                 qi.table, qi.slot_start, qi.doc_data, qi.doc_start, qi.doc_end, qi.row_label)
