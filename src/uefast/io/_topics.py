@@ -183,13 +183,16 @@ def rank_rows(seg, score, tmp, data, s, e, w0, w1):
         cp = seg.copy()
         for k in range(m):
             seg[k] = cp[idx[k]]
+    bnd = np.empty(0, np.int64)  # the tie sort's run bounds: allocated once, at the first tie
     k = 0
     while k < m:
         k2 = k + 1
         while k2 < m and score[seg[k2]] == score[seg[k]]:
             k2 += 1
         if k2 - k > 1:
-            _sort_ties(seg[k:k2], tmp, data, s, e, w0, w1)
+            if bnd.size == 0:
+                bnd = np.empty(m + 1, np.int64)
+            _sort_ties_into(seg[k:k2], tmp, bnd, data, s, e, w0, w1)
         k = k2
 
 
