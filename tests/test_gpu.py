@@ -181,3 +181,27 @@ def test_kernels_in_cuda_simulator():
     diffs = json.loads(res.stdout.strip().splitlines()[-1])
     assert len(diffs) == 6
     assert all(d <= TOL for d in diffs.values()), diffs
+
+
+def test_a_kernel_that_cannot_compile_is_a_reason(monkeypatch):
+    """numba-cuda 0.30.4 with numpy 2.5 (seen on an H100 host): ``cuda.is_available()`` is True,
+    but the first compile fails inside numba-cuda on ``np.row_stack``. The probe compile turns that
+    into the backend's one-line reason instead of an AttributeError from the first launch."""
+    numba_cuda = pytest.importorskip("numba.cuda")
+    monkeypatch.delenv(gpu_ranking.EMULATE_ENV, raising=False)
+    monkeypatch.setattr(numba_cuda, "is_available", lambda: True)
+
+    def broken(cuda):
+        raise AttributeError("module 'numpy' has no attribute 'row_stack'")
+
+    monkeypatch.setattr(gpu_ranking, "_probe_compile", broken)
+    gpu_ranking._device_reason.cache_clear()
+    try:
+        with pytest.raises(InputError) as err:
+            uefast.evaluate(_table(1, nq=3), measures=["AP"], backend="cuda")
+    finally:
+        gpu_ranking._device_reason.cache_clear()
+    msg = str(err.value)
+    assert "cannot run here" in msg and "cannot compile a kernel" in msg
+    assert f"numpy {np.__version__}" in msg and "numpy<2.5" in msg
+    assert "\n" not in msg
