@@ -7,11 +7,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from uefast.trec_eval.fixed4 import fixed4_lines
-from uefast.trec_eval.output import _column, _f
+from uefast.trec_eval.output import _f, _fmt, per_topic_text
 from uefast.trec_eval.evaluator import Slot
 
 
@@ -30,8 +31,52 @@ def _check(vals):
             assert not math.isfinite(x) or abs(x) >= 2.0 ** 39
         else:
             assert out[i] == "%6.4f" % x, (x, out[i])
-    col = _column(Slot("m", "m", "float", np.asarray(vals, np.float64), None))
-    assert col == [_f(float(x)) for x in vals]
+    qids = [f"q{i}" for i in range(len(vals))]
+    text = per_topic_text(qids, [Slot("m", "m", "float", np.asarray(vals, np.float64), None)])
+    assert text == "".join(f"{'m':<22}\t{q}\t{_f(float(x))}\n" for q, x in zip(qids, vals))
+
+
+def _reference(qids, slots):
+    """Every line by an f-string, topic by topic (what per_topic_text replaced)."""
+    def value(s, i):
+        v = s.per_query[i]
+        return _fmt(s.fmt, "'" + v + "'" if s.measure == "relstring" else v)
+    return "".join(f"{s.name:<22}\t{q}\t{value(s, i)}\n" for i, q in enumerate(qids) for s in slots)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.data())
+def test_per_topic_text_mixes_columns(nq, data):
+    """Real columns (some with NaN, infinities or huge values: formatted in Python), counts of
+    several integer dtypes, relstring and other text, non-ASCII qids and measure names: the same
+    bytes as one f-string per line."""
+    qids = data.draw(st.lists(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\t\n"),
+                                      min_size=1, max_size=4), min_size=nq, max_size=nq))
+    slots = []
+    for c in range(data.draw(st.integers(1, 6))):
+        name = data.draw(st.sampled_from(["map", "P_5", "num_ret", "relstring", "runid", "ndcg_cut_10", "é_m"]))
+        kind = data.draw(st.sampled_from(["float", "long8", "long64", "ulong32", "ulong64", "bool", "relstring", "str"]))
+        if kind == "float":
+            v = np.array(data.draw(st.lists(st.floats(width=64), min_size=nq, max_size=nq)), np.float64)
+            slots.append(Slot(name, "m", "float", v, None))
+        elif kind in ("long8", "long64", "ulong32", "ulong64", "bool"):
+            dt = {"long8": np.int8, "long64": np.int64, "ulong32": np.uint32, "ulong64": np.uint64,
+                  "bool": np.bool_}[kind]
+            info = np.iinfo(dt) if dt is not np.bool_ else None
+            lo, hi = (info.min, info.max) if info else (0, 1)
+            v = np.array(data.draw(st.lists(st.integers(int(lo), int(hi)), min_size=nq, max_size=nq)), dt)
+            slots.append(Slot(name, "m", "long", v, None))
+        else:
+            v = data.draw(st.lists(st.text(max_size=5), min_size=nq, max_size=nq))
+            slots.append(Slot(name, "relstring" if kind == "relstring" else "m", "str", v, None))
+    assert per_topic_text(qids, slots) == _reference(qids, slots)
+
+
+def test_per_topic_text_refuses_a_short_column():
+    with pytest.raises(ValueError, match="3 topics"):
+        per_topic_text(["a", "b", "c"], [Slot("m", "m", "float", np.zeros(2), None)])
+    with pytest.raises(ValueError, match="values for 2 topics"):
+        per_topic_text(["a", "b"], [Slot("r", "relstring", "str", ["x"], None)])
 
 
 def test_exact_halves_and_neighbours():

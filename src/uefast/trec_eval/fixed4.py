@@ -15,7 +15,7 @@ import numpy as np
 
 from uefast._intrinsics import _f64_bits, _mulhi64
 
-__all__ = ["fixed4_lines"]
+__all__ = ["fixed4_fits", "fixed4_lines", "put_fixed4"]
 
 _U = np.uint64
 _TEN4 = _U(10000)
@@ -45,6 +45,49 @@ def _round_scaled(m, k):
     return q + _U(1) if up else q
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def fixed4_fits(x):
+    """Whether :func:`put_fixed4` takes ``x`` (not NaN, not infinite, ``|x| < 2**39``)."""
+    b = _f64_bits(x)
+    bexp = np.int64((b >> _U(52)) & _U(0x7FF))
+    return bexp != 0x7FF and (bexp == 0 or bexp - 1075 <= -14)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def put_fixed4(out, p, x, dig):
+    """Write ``%6.4f`` of ``x`` (one that :func:`fixed4_fits`) to ``out[p:]`` (at most 18 bytes);
+    returns the position after it. ``dig``: 20 bytes of scratch."""
+    b = _f64_bits(x)
+    bexp = np.int64((b >> _U(52)) & _U(0x7FF))
+    mant = b & ((_U(1) << _U(52)) - _U(1))
+    if bexp == 0:
+        m, e = mant, np.int64(-1074)
+    else:
+        m, e = mant | (_U(1) << _U(52)), bexp - 1075
+    q = _round_scaled(m, -e)
+    if (b >> _U(63)) != _U(0):
+        out[p] = 45  # '-' (also -0.0 and negatives that round to zero, as printf)
+        p += 1
+    ip = q // _TEN4
+    fp = q % _TEN4
+    nd = 0
+    while True:
+        dig[nd] = np.uint8(48 + ip % _U(10))
+        nd += 1
+        ip //= _U(10)
+        if ip == _U(0):
+            break
+    for j in range(nd - 1, -1, -1):
+        out[p] = dig[j]
+        p += 1
+    out[p] = 46  # '.'
+    out[p + 1] = np.uint8(48 + fp // _U(1000))
+    out[p + 2] = np.uint8(48 + (fp // _U(100)) % _U(10))
+    out[p + 3] = np.uint8(48 + (fp // _U(10)) % _U(10))
+    out[p + 4] = np.uint8(48 + fp % _U(10))
+    return p + 5
+
+
 @nb.njit(cache=True, nogil=True)
 def fixed4_lines(vals):
     """Every value as ``%6.4f`` followed by ``\\n``, in one ASCII byte array; and the indices of
@@ -56,41 +99,13 @@ def fixed4_lines(vals):
     p = 0
     dig = np.empty(20, np.uint8)
     for i in range(n):
-        b = _f64_bits(vals[i])
-        bexp = np.int64((b >> _U(52)) & _U(0x7FF))
-        mant = b & ((_U(1) << _U(52)) - _U(1))
-        if bexp == 0:
-            m, e = mant, np.int64(-1074)
-        else:
-            m, e = mant | (_U(1) << _U(52)), bexp - 1075
-        if bexp == 0x7FF or e > -14:  # NaN, inf, or |x| >= 2**39
+        if not fixed4_fits(vals[i]):
             slow[ns] = i
             ns += 1
             out[p] = 63  # '?': replaced by the caller
-            out[p + 1] = 10
-            p += 2
-            continue
-        q = _round_scaled(m, -e)
-        if (b >> _U(63)) != _U(0):
-            out[p] = 45  # '-' (also -0.0 and negatives that round to zero, as printf)
             p += 1
-        ip = q // _TEN4
-        fp = q % _TEN4
-        nd = 0
-        while True:
-            dig[nd] = np.uint8(48 + ip % _U(10))
-            nd += 1
-            ip //= _U(10)
-            if ip == _U(0):
-                break
-        for j in range(nd - 1, -1, -1):
-            out[p] = dig[j]
-            p += 1
-        out[p] = 46  # '.'
-        out[p + 1] = np.uint8(48 + fp // _U(1000))
-        out[p + 2] = np.uint8(48 + (fp // _U(100)) % _U(10))
-        out[p + 3] = np.uint8(48 + (fp // _U(10)) % _U(10))
-        out[p + 4] = np.uint8(48 + fp % _U(10))
-        out[p + 5] = 10
-        p += 6
+        else:
+            p = put_fixed4(out, p, vals[i], dig)
+        out[p] = 10
+        p += 1
     return out[:p], slow[:ns]

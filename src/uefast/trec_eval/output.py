@@ -7,15 +7,17 @@ per-topic lines (``-q``) come topic by topic, measures in table order, then the 
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
-from uefast.trec_eval.fixed4 import fixed4_lines
+from uefast.trec_eval.interleave import FLOAT, INT, TEXT, pack, per_topic_lines
 
-__all__ = ["rows", "format_text", "format_tsv", "format_jsonl", "to_table"]
+__all__ = ["rows", "per_topic_text", "format_text", "format_tsv", "format_jsonl", "to_table"]
 
 
 def _f(v: float) -> str:
@@ -57,16 +59,20 @@ def rows(result, *, per_query: bool, summary: bool = True, extra=None):
                     yield name, "all", "float", sm
 
 
+class _Column(NamedTuple):
+    """A column of :func:`per_topic_text` (the fields of a Slot it reads)."""
+
+    name: str
+    measure: str
+    fmt: str
+    per_query: object
+
+
 def _column(s) -> list[str]:
-    """Per-topic values of one slot, formatted as trec_eval prints them."""
+    """Per-topic values of one slot, formatted as trec_eval prints them (in Python)."""
     v = s.per_query
-    if s.fmt == "float":  # %6.4f by one Numba pass (fixed4.py), the values it leaves by _f
-        arr = np.ascontiguousarray(v, dtype=np.float64)
-        txt, slow = fixed4_lines(arr)
-        out = txt.tobytes().decode("ascii").split("\n")[:-1]
-        for i in slow.tolist():
-            out[i] = _f(float(arr[i]))
-        return out
+    if s.fmt == "float":
+        return [_f(x) for x in np.asarray(v, dtype=np.float64).tolist()]
     if s.fmt == "long":
         return [str(int(x)) for x in (v.tolist() if isinstance(v, np.ndarray) else v)]
     if s.measure == "relstring":
@@ -74,20 +80,72 @@ def _column(s) -> list[str]:
     return [str(x) for x in v]
 
 
+@functools.lru_cache(maxsize=256)
+def _packed(texts: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~uefast.trec_eval.interleave.pack`, kept for the next result (the same topics and
+    measure names come result after result)."""
+    return pack(list(texts))
+
+
+def _int_column(v) -> bool:
+    return (isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iub"
+            and (v.dtype.kind != "u" or v.dtype.itemsize < 8))
+
+
+def per_topic_text(qids, slots) -> str:
+    """The ``-q`` lines of ``slots`` (each with per-topic values) for topics ``qids``, topic by
+    topic: one Numba pass (:func:`uefast.trec_eval.interleave.per_topic_lines`) that prints real
+    values ``%6.4f`` and counts ``%ld`` itself; text columns, and real ones with a value it does
+    not take (NaN, infinities, ``|x| >= 2**39``), are formatted here first."""
+    nq = len(qids)
+    if not slots or not nq:
+        return ""
+    ns = len(slots)
+    kind, row = [TEXT] * ns, [0] * ns
+    fj = [j for j in range(ns) if slots[j].fmt == "float"]
+    ij = [j for j in range(ns) if slots[j].fmt == "long" and _int_column(slots[j].per_query)]
+    fvals = np.array([slots[j].per_query for j in fj], np.float64) if fj else np.zeros((0, nq))
+    ivals = np.array([slots[j].per_query for j in ij], np.int64) if ij else np.zeros((0, nq), np.int64)
+    if fvals.shape != (len(fj), nq) or ivals.shape != (len(ij), nq):
+        raise ValueError(f"per-topic values of another shape than {nq} topics")
+    fits = (np.abs(fvals) < 2.0 ** 39).all(axis=1).tolist()  # False with NaN and infinities too
+    for r, j in enumerate(fj):
+        if fits[r]:
+            kind[j], row[j] = FLOAT, r
+    for r, j in enumerate(ij):
+        kind[j], row[j] = INT, r
+    texts = []
+    for j in range(ns):
+        if kind[j] == TEXT:
+            col = _column(slots[j])
+            if len(col) != nq:
+                raise ValueError(f"slot {slots[j].name!r}: {len(col)} values for {nq} topics")
+            row[j] = len(texts)
+            texts.append(col)
+    if texts:
+        tdata, toff = pack([x for col in texts for x in col])
+        toff = np.stack([toff[c * nq:(c + 1) * nq + 1] for c in range(len(texts))])
+    else:
+        tdata, toff = np.zeros(0, np.uint8), np.zeros((0, nq + 1), np.int64)
+    pdata, poff = _packed(tuple(f"{s.name:<22}\t" for s in slots))
+    qdata, qoff = _packed(tuple(str(q) for q in (qids.tolist() if isinstance(qids, np.ndarray) else qids)))
+    return per_topic_lines(qdata, qoff, pdata, poff, np.array(kind, np.int64), np.array(row, np.int64),
+                           fvals, ivals, tdata, toff).tobytes().decode()
+
+
 def format_text(result, *, per_query: bool, summary: bool = True, extra=None) -> str:
     """trec_eval's text output (see module docstring)."""
     if extra:
         return "".join(f"{name:<22}\t{qid}\t{_fmt(fmt, v)}\n"
                        for name, qid, fmt, v in rows(result, per_query=per_query, summary=summary, extra=extra))
-    out = []
-    if per_query:  # column-wise formatting, then interleave topic by topic
-        cols = [(f"{s.name:<22}\t", _column(s)) for s in result.slots if s.per_query is not None]
-        for qi, qid in enumerate(result.qids):
-            for prefix, vals in cols:
-                out.append(f"{prefix}{qid}\t{vals[qi]}\n")
-    out.extend(f"{name:<22}\t{qid}\t{_fmt(fmt, v)}\n"
-               for name, qid, fmt, v in rows(result, per_query=False, summary=summary))
-    return "".join(out)
+    head = per_topic_text(result.qids, [s for s in result.slots if s.per_query is not None]) if per_query else ""
+    if not summary:
+        return head
+    # the summary lines: the same pass, with one topic named "all"
+    tail = [_Column(s.name, "", s.fmt, [s.summary] if s.fmt == "str" else
+                    np.array([s.summary], np.float64 if s.fmt == "float" else np.int64))
+            for s in result.slots if s.summary is not None]
+    return head + per_topic_text(["all"], tail)
 
 
 def _plain(fmt, v):
