@@ -29,7 +29,7 @@ def _fused(buf, qi, f32=False):
 
 def _grouped(seed: int, *, big: int = 0):
     """Qrels and a run whose topics each come as one block of lines (what the pass takes):
-    topics in an order that is not strcmp order, one without qrels, scores sorted or not, with
+    topics in an order that is not strcmp order, one without qrels, labels from -7 to 1000, scores sorted or not, with
     ties and float32-only ties, short / 8- / 16-byte / long docnos, comments, blank lines, extra
     columns; ``big``: one more topic of that many lines (past the 1024-row scratch)."""
     rng = random.Random(seed)
@@ -38,7 +38,8 @@ def _grouped(seed: int, *, big: int = 0):
     qrels = []
     for t in topics[1:]:
         for d in rng.sample(docs if t == "100" else DOCS, rng.randint(1, 40 if t != "100" else big + 1)):
-            qrels.append(f"{t} 0 {d} {rng.choice([-1, 0, 0, 1, 1, 2, 3])}")
+            # labels past a table slot's relevance byte (252 is the last kept there) as well
+            qrels.append(f"{t} 0 {d} {rng.choice([-1, 0, 0, 1, 1, 2, 3] * 3 + [-7, 252, 253, 254, 1000])}")
     rng.shuffle(qrels)
     run = ["# a comment line", ""]
     for t in topics:  # topics[0] has no qrels

@@ -397,7 +397,8 @@ def _string_join_rows(qcodes: np.ndarray, r_docs: DocIds, qg: Grouping,
     rows = qg.perm if qg.has_perm else np.arange(len(q_docs.offsets) - 1, dtype=np.int64)
     qs = q_docs.offsets[rows].astype(np.int64)
     qe = q_docs.offsets[rows + 1].astype(np.int64)
-    tab, soff, _ = build_topic_tables(qg.offsets, q_data, qs, qe)  # repeats: refused before
+    # repeats were refused before; labels are not needed here (the codes are unused)
+    tab, soff, _ = build_topic_tables(qg.offsets, q_data, qs, qe, np.zeros(qs.size, np.int64))
     r_off, r_data = r_docs.offsets.astype(np.int64), readonly(r_docs.data)
     qcodes = kernel_array(qcodes, np.int64)
     with KERNEL_LOCK:

@@ -32,8 +32,8 @@ import numpy as np
 
 from uefast._intrinsics import _bits_f64, _load_le64
 from uefast.io._floatparse import _parse_float_open
-from uefast.io._hashtab import _eqb, _fnv, _key, _probe, _wfind
-from uefast.io._topics import _pow2, rank_rows, rel_value
+from uefast.io._hashtab import _eqb, _fnv, _key, _probe, _wcode, _wfind
+from uefast.io._topics import _pow2, code_value, rank_rows
 from uefast.io._words import _at_end, _content, _docno_key, _fend, _ld, _plain, _score_bits, _skip
 
 __all__ = ["scan_rank_run"]
@@ -76,7 +76,8 @@ def _join_block(t, m, buf, sds, sde, sh, sw0, sw1, lab, perm, dslot, bid, used, 
                 row_label):
     """Check block ``bid``'s rows 0..m-1 for a repeated docno (False if one), and for a topic with
     qrels (``t >= 0``) set ``lab[k]`` to row k's relevance value: the qrels label (-2 where it is
-    negative: pooled but unjudged), -1 where the topic's qrels do not list the docno; ``perm[k]``
+    negative: pooled but unjudged; read from the table slot, :func:`uefast.io._topics.code_value`),
+    -1 where the topic's qrels do not list the docno; ``perm[k]``
     to k. Returns (ok, checksum of the table prefetch: to be ignored). Allocates nothing (and
     calls nothing that does): compiled without reference counting."""
     mask = _U(_pow2(2 * m) - 1)
@@ -91,15 +92,17 @@ def _join_block(t, m, buf, sds, sde, sh, sw0, sw1, lab, perm, dslot, bid, used, 
     for k in range(m):
         r = np.int64(-1)
         if t >= 0:
-            r, _ = _wfind(tab, tbase, tmask, sh[k], sw0[k], sw1[k], sde[k] - sds[k], r_data, r_s, r_e, buf,
+            r, p = _wfind(tab, tbase, tmask, sh[k], sw0[k], sw1[k], sde[k] - sds[k], r_data, r_s, r_e, buf,
                           sds[k], sde[k])
         if r >= 0:  # a judged docno: repeated if its qrels row was met before (a topic is one block)
             if used[r]:
                 return False, _U(0)
             used[r] = True
+            lab[k] = code_value(_wcode(tab, tbase, p), r, row_label)
         elif _repeat(dslot, bid, mask, k, buf, sds, sde, sh, sw0, sw1):
             return False, _U(0)
-        lab[k] = rel_value(r, row_label)
+        else:
+            lab[k] = -1
         perm[k] = k
     return True, warm
 

@@ -292,10 +292,11 @@ def group_rows(code, nq, data, starts, ends):
 
 
 @nb.njit(cache=True, nogil=True)
-def build_topic_tables(row_start, data, starts, ends):
-    """One (w0, w1, meta) table per topic over rows row_start[t]:row_start[t+1].  Returns
-    (tab, slot_start, dup_row): dup_row[t] is topic t's first row (grouped order) whose docno
-    repeats within the topic, -1 if none (the table keeps the docno's first row)."""
+def build_topic_tables(row_start, data, starts, ends, labels):
+    """One (w0, w1, meta) table per topic over rows row_start[t]:row_start[t+1], with each row's
+    relevance code (:func:`rel_code` of ``labels``, in grouped row order).  Returns (tab,
+    slot_start, dup_row): dup_row[t] is topic t's first row (grouped order) whose docno repeats
+    within the topic, -1 if none (the table keeps the docno's first row)."""
     nq = row_start.size - 1
     soff = np.zeros(nq + 1, np.int64)
     for t in range(nq):
@@ -314,7 +315,7 @@ def build_topic_tables(row_start, data, starts, ends):
                 if dup[t] < 0:
                     dup[t] = i
             else:
-                _wput(tab, base, p, w0, w1, ln, i)
+                _wput(tab, base, p, w0, w1, ln, i, rel_code(labels[i]))
     return tab, soff, dup
 
 
@@ -379,7 +380,7 @@ def run_group(buf, qs, qe, ds, de, dh, dw0, dw1):
             r, p = _wfind(dtab, zero, mask, dh[i], dw0[i], dw1[i], e - s, buf, ds, de, buf, s, e)
             if r >= 0:
                 return False, first, cnt, byr
-            _wput(dtab, zero, p, dw0[i], dw1[i], e - s, i)
+            _wput(dtab, zero, p, dw0[i], dw1[i], e - s, i, 0)
     return True, first, cnt, byr
 
 
@@ -435,6 +436,27 @@ def run_index(buf, qs, qe, ds, de, dh, dw0, dw1, first, cnt, byr, score, nq, t_d
         o += m
         rank_rows(seg, score, tmp, buf, ds, de, dw0, dw1)
     return order, counts, rr, warm
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def rel_code(label):
+    """A qrels label packed in a table slot's byte (:mod:`uefast.io._hashtab`): 1 for a negative
+    label (pooled but unjudged: relevance value -2), label + 2 for 0..252, 255 for a larger
+    label (its value is then read from the label array)."""
+    if label < 0:
+        return np.int64(1)
+    if label <= 252:
+        return np.int64(label) + 2
+    return np.int64(255)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def code_value(code, r, row_label):
+    """The relevance value of qrels row ``r`` from its slot's code (:func:`rel_code`): the same
+    as :func:`rel_value`, without reading ``row_label`` unless the label is above 252."""
+    if code == 255:
+        return np.int64(row_label[r])
+    return code - 2 if code >= 2 else np.int64(-2)
 
 
 @nb.njit(cache=True, nogil=True, inline="always")

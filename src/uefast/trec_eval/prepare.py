@@ -79,7 +79,7 @@ class QrelsIndex:
     doc_data: np.ndarray      # bytes holding the docnos; row i is doc_data[doc_start[i]:doc_end[i]]
     doc_start: np.ndarray
     doc_end: np.ndarray
-    table: np.ndarray         # per-topic hash tables (docno -> row), 3 words a slot (io._fast.build_topic_tables)
+    table: np.ndarray         # per-topic hash tables (docno -> row, relevance code), 3 words a slot (io._fast.build_topic_tables)
     slot_start: np.ndarray    # topic t owns slots slot_start[t]:slot_start[t+1]
     t_data: np.ndarray        # topic table (qid bytes -> topic code)
     t_start: np.ndarray
@@ -102,7 +102,8 @@ class QrelsIndex:
         perm, row_start, g_data, g_s, g_e = _fast.group_rows(qc, nq, d_data, ds, de)
         g_data = readonly(g_data)
         # a docno judged twice is an error only in a topic that is evaluated (check_evaluated)
-        table, soff, dup = _fast.build_topic_tables(row_start, g_data, g_s, g_e)
+        g_label = label[perm]
+        table, soff, dup = _fast.build_topic_tables(row_start, g_data, g_s, g_e, g_label)
         top = max(int(label.max()), 0)
         if nq * (top + 1) > _MAX_LEVEL_CELLS:  # trec_eval too keeps a count per label value
             r = int(np.argmax(label))
@@ -123,7 +124,7 @@ class QrelsIndex:
         # (~0.3 s of a `uefast trec_eval` call)
         qids = string_array(np.concatenate(([0], t_end)), t_data)
         qids.validate(full=True)  # UTF-8, as the decode it replaces checked
-        return cls(qids, rl.astype(np.int64), qc[perm], label[perm], g_data, g_s, g_e, table, soff,
+        return cls(qids, rl.astype(np.int64), qc[perm], g_label, g_data, g_s, g_e, table, soff,
                    t_data, t_start, t_end, t_slots, t_keys, dup, None if source is None else str(source))
 
     def check_evaluated(self, evaluated: np.ndarray) -> None:
