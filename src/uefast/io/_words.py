@@ -201,9 +201,10 @@ def _word(buf, p, n, k):
 
 
 @_jit_no_rc
-def _docno_key(buf, s, e, n):
+def _docno_key_words(buf, s, e, n):
     """(hash, w0, w1) of the docno [s, e), equal to ``uefast.io._hashtab._dkey``'s: every full
-    8-byte word folded in with one multiply, the rest and the length in the last step."""
+    8-byte word folded in with one multiply, the rest and the length in the last step. Any
+    length (:func:`_docno_key` takes docnos of up to 16 bytes without this loop)."""
     ln = e - s
     h = _U(14695981039346656037)
     w0 = _U(0)
@@ -226,6 +227,37 @@ def _docno_key(buf, s, e, n):
         elif nfull == 1:
             w1 = w
     h = (h ^ w ^ (_U(ln) << _U(56))) * _C
+    return h ^ (h >> _U(32)), w0, w1
+
+
+@nb.njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _docno_key(buf, s, e, n):
+    """:func:`_docno_key_words` (the same key), for docnos of up to 16 bytes without a loop or a
+    branch on the length: both 8-byte words loaded, both hash steps computed, the length choosing
+    among them (selects). TREC docnos (``FBIS3-10082``, ``LA010189-0001``) are 10..16 bytes of
+    varying length, on which the loop's exits were mispredicted. Inlined into the line loop: the
+    one-pass scan of the 17 Robust runs ~7% faster (sum of per-file best of 21, 111 -> 103 ms)."""
+    ln = e - s
+    if ln > 16:
+        return _docno_key_words(buf, s, e, n)
+    a = _bswap64(_ld(buf, s, n))
+    b = _bswap64(_ld(buf, s + 8, n))
+    rem = ln & 7
+    nfull = ln >> 3
+    h0 = _U(14695981039346656037)
+    ha = (h0 ^ a) * _C
+    ha = ha ^ (ha >> _U(29))
+    hab = (ha ^ b) * _C
+    hab = hab ^ (hab >> _U(29))
+    ta = _U(0) if rem == 0 else a >> _U(64 - 8 * rem)  # the first rem bytes, right-aligned
+    tb = _U(0) if rem == 0 else b >> _U(64 - 8 * rem)
+    if nfull == 0:
+        w0, w1, hp, wl = ta, _U(0), h0, ta
+    elif nfull == 1:
+        w0, w1, hp, wl = a, tb, ha, tb
+    else:
+        w0, w1, hp, wl = a, b, hab, _U(0)
+    h = (hp ^ wl ^ (_U(ln) << _U(56))) * _C
     return h ^ (h >> _U(32)), w0, w1
 
 
