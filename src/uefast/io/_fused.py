@@ -108,7 +108,7 @@ def _join_block(t, m, buf, sds, sde, sh, sw0, sw1, lab, perm, dslot, bid, used, 
 
 
 @_jit
-def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dslot, bid, used, tab, soff, r_data,
+def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, bnd, dslot, bid, used, tab, soff, r_data,
                 r_s, r_e, row_label, rel, o):
     """:func:`_join_block`, then for a topic with qrels the block's relevance values in rank order
     (:func:`uefast.io._topics.rank_rows`) to ``rel[o:o + m]``. Returns (ok, checksum)."""
@@ -117,7 +117,7 @@ def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dslot, b
     if not ok or t < 0:
         return ok, warm
     seg = perm[:m]
-    rank_rows(seg, ssc, tmp, buf, sds, sde, sw0, sw1)
+    rank_rows(seg, ssc, tmp, bnd, buf, sds, sde, sw0, sw1)
     for k in range(m):
         rel[o + k] = lab[seg[k]]
     return True, warm
@@ -290,6 +290,7 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
     lab = np.empty(cap, np.int64)
     perm = np.empty(cap, np.int64)
     tmp = np.empty(cap, np.int64)
+    bnd = np.empty(cap + 1, np.int64)  # the tie sort's run bounds
     dslot = np.full(_pow2(2 * cap), -1, np.int64)  # _repeat's table
     used = np.zeros(r_s.size, np.bool_)  # qrels rows met (judged docnos seen in their topic)
     rel = np.empty(n // 11 + 2, np.int64)
@@ -313,10 +314,11 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
         if st == _FULL:  # a longer block: larger scratch arrays
             sds, sde, sh, sw0, sw1 = _grown(sds, m), _grown(sde, m), _grown(sh, m), _grown(sw0, m), _grown(sw1, m)
             ssc, lab, perm, tmp = _grown(ssc, m), _grown(lab, m), _grown(perm, m), _grown(tmp, m)
+            bnd = np.empty(tmp.size + 1, np.int64)
             dslot = np.full(_pow2(2 * sds.size), -1, np.int64)
             continue
         if cq_s >= 0:  # the block [cq_s ...] ended
-            ok, w = _rank_block(ct, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, dslot, nb_all, used, tab,
+            ok, w = _rank_block(ct, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, bnd, dslot, nb_all, used, tab,
                                 soff, r_data, r_s, r_e, row_label, rel, o)
             nb_all += 1
             if not ok:

@@ -164,11 +164,12 @@ def _sort_ties_into(seg, tmp, bnd, data, s, e, w0, w1):
 
 
 @nb.njit(cache=True, nogil=True)
-def rank_rows(seg, score, tmp, data, s, e, w0, w1):
+def rank_rows(seg, score, tmp, bnd, data, s, e, w0, w1):
     """Order ``seg`` (row ids of one topic, in file order) as trec_eval ranks them
     (``form_res_rels.c``): score descending, ties by docno descending (:func:`_sort_ties`). Runs
     are usually in score order already: that is checked, and then only runs of tied scores are
-    sorted; otherwise a stable sort by score comes first."""
+    sorted (:func:`_sort_tie_groups`); otherwise a stable sort by score comes first. ``tmp`` and
+    ``bnd``: scratch of at least ``seg.size`` and ``seg.size + 1`` values."""
     m = seg.size
     srt = True
     for k in range(m - 1):
@@ -183,15 +184,22 @@ def rank_rows(seg, score, tmp, data, s, e, w0, w1):
         cp = seg.copy()
         for k in range(m):
             seg[k] = cp[idx[k]]
-    bnd = np.empty(0, np.int64)  # the tie sort's run bounds: allocated once, at the first tie
+    _sort_tie_groups(seg, score, tmp, bnd, data, s, e, w0, w1)
+
+
+@nb.njit(cache=True, nogil=True, _nrt=False)
+def _sort_tie_groups(seg, score, tmp, bnd, data, s, e, w0, w1):
+    """Sort every run of equal scores in ``seg`` (ordered by score) by docno descending
+    (:func:`_sort_ties_into`). Allocates nothing: compiled without reference counting, so the
+    view of each tied group costs no atomic count (those counts were ~4% of the one-pass scan,
+    17 Robust runs: sum of per-file best of 21, 98 -> 93 ms)."""
+    m = seg.size
     k = 0
     while k < m:
         k2 = k + 1
         while k2 < m and score[seg[k2]] == score[seg[k]]:
             k2 += 1
         if k2 - k > 1:
-            if bnd.size == 0:
-                bnd = np.empty(m + 1, np.int64)
             _sort_ties_into(seg[k:k2], tmp, bnd, data, s, e, w0, w1)
         k = k2
 
@@ -424,6 +432,7 @@ def run_index(buf, qs, qe, ds, de, dh, dw0, dw1, first, cnt, byr, score, nq, t_d
             total += counts[t]
     order = np.empty(total, np.int64)
     tmp = np.empty(maxb, np.int64)
+    bnd = np.empty(maxb + 1, np.int64)
     o = 0
     for t in range(nq):
         u = ubyt[t]
@@ -434,7 +443,7 @@ def run_index(buf, qs, qe, ds, de, dh, dw0, dw1, first, cnt, byr, score, nq, t_d
         seg = order[o:o + m]
         seg[:] = byr[a:b]
         o += m
-        rank_rows(seg, score, tmp, buf, ds, de, dw0, dw1)
+        rank_rows(seg, score, tmp, bnd, buf, ds, de, dw0, dw1)
     return order, counts, rr, warm
 
 
