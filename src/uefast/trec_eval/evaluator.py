@@ -167,6 +167,14 @@ def _compute(sel: list[Selected], p: Prepared, version: str, level: int, complet
         vals = np.asarray(vals, dtype=np.float64)
         slots.append(Slot(name, measure, "float", vals, _seq_sum(vals) / den if den else 0.0))
 
+    def mean_slots(names, measure, vals):
+        """mean_slot of each column of ``vals`` (topics x columns): the same left-to-right sums,
+        in one accumulate (np.cumsum adds along the topics one after the other)."""
+        vals = np.asarray(vals, dtype=np.float64)
+        sums = np.cumsum(vals, axis=0)[-1].tolist() if len(vals) else [0.0] * vals.shape[1]
+        for j, name in enumerate(names):
+            slots.append(Slot(name, measure, "float", vals[:, j], sums[j] / den if den else 0.0))
+
     def gm_slot(name, measure, logs):
         s = _seq_sum(logs) + (den - e) * np.log(kb.MIN_GEO_MEAN)
         slots.append(Slot(name, measure, "float", None, float(np.exp(s / den))))
@@ -239,12 +247,9 @@ def _compute(sel: list[Selected], p: Prepared, version: str, level: int, complet
                 vals = kc.cut_family(rel, off, num_rel, level, cuts, kind)
                 if m == "unj":
                     vals[bogus] = 0.0
-            for j, name in enumerate(s.names):
-                mean_slot(name, m, vals[:, j])
+            mean_slots(s.names, m, vals)
         elif m == "iprec_at_recall":
-            vals = kc.iprec_at_recall(rel, off, num_rel, level, np.asarray(s.params, np.float64), v10)
-            for j, name in enumerate(s.names):
-                mean_slot(name, m, vals[:, j])
+            mean_slots(s.names, m, kc.iprec_at_recall(rel, off, num_rel, level, np.asarray(s.params, np.float64), v10))
         elif m == "11pt_avg":
             if len(s.params) == 0:
                 raise InputError("11pt_avg: no cutoff values")
@@ -254,9 +259,7 @@ def _compute(sel: list[Selected], p: Prepared, version: str, level: int, complet
                 tot += vals[:, vals.shape[1] - 1 - j]
             mean_slot(s.names[0], m, tot / float(len(s.params)))
         elif m == "Rprec_mult":
-            vals = kc.rprec_mult(rel, off, num_rel, level, np.asarray(s.params, np.float64))
-            for j, name in enumerate(s.names):
-                mean_slot(name, m, vals[:, j])
+            mean_slots(s.names, m, kc.rprec_mult(rel, off, num_rel, level, np.asarray(s.params, np.float64)))
         elif m in ("ndcg", "dcg", "ideal_dcg"):
             d = kg.ndcg(rel, off, rl, p.nrl, *gains(s))
             if m == "ndcg":
