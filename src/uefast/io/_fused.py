@@ -13,8 +13,9 @@ Robust runs a whole ``evaluate_trec_files`` round took 15% less time than with t
 skipping repeated line prefixes and suffixes, loop-free score reading, the natural-merge tie sort
 and compiling the loops without reference counting then took the pass itself from ~193 to
 ~120 ms; relevance values kept in the qrels table's slots, a loop-free docno key and the tie
-groups sorted without reference counting, to ~95 ms (``benchmarks/RESULTS_trec.md``). The per-line parsing uses the word-at-a-time scanner's
-helpers (:mod:`uefast.io._words`: same results).
+groups sorted without reference counting, to ~95 ms (``benchmarks/RESULTS_trec.md``). The
+per-line parsing uses the word-at-a-time scanner's helpers (:mod:`uefast.io._words`: same
+results).
 
 The pass handles the common case only and returns ``ok == False`` for anything else, which the
 caller then gives to the staged path (which words every error and handles every odd case): bytes
@@ -78,9 +79,9 @@ def _join_block(t, m, buf, sds, sde, sh, sw0, sw1, lab, perm, dslot, bid, used, 
     """Check block ``bid``'s rows 0..m-1 for a repeated docno (False if one), and for a topic with
     qrels (``t >= 0``) set ``lab[k]`` to row k's relevance value: the qrels label (-2 where it is
     negative: pooled but unjudged; read from the table slot, :func:`uefast.io._topics.code_value`),
-    -1 where the topic's qrels do not list the docno; ``perm[k]``
-    to k. Returns (ok, checksum of the table prefetch: to be ignored). Allocates nothing (and
-    calls nothing that does): compiled without reference counting."""
+    -1 where the topic's qrels do not list the docno; ``perm[k]`` to k. Returns (ok, checksum of
+    the table prefetch: to be ignored). Allocates nothing (and calls nothing that does): compiled
+    without reference counting."""
     mask = _U(_pow2(2 * m) - 1)
     warm = _U(0)
     if t >= 0:
