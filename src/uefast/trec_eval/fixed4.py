@@ -15,7 +15,7 @@ import numpy as np
 
 from uefast._intrinsics import _f64_bits, _mulhi64
 
-__all__ = ["fixed4_fits", "fixed4_lines", "put_fixed4"]
+__all__ = ["fixed4_fits", "fixed4_lines", "put_fixed4", "put_uint"]
 
 _U = np.uint64
 _TEN4 = _U(10000)
@@ -46,6 +46,23 @@ def _round_scaled(m, k):
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
+def put_uint(out, p, u, dig):
+    """Write the decimal digits of the unsigned ``u`` to ``out[p:]`` (``%lu``); returns the
+    position after them. ``dig``: 20 bytes of scratch."""
+    nd = 0
+    while True:
+        dig[nd] = np.uint8(48 + u % _U(10))
+        nd += 1
+        u //= _U(10)
+        if u == _U(0):
+            break
+    for j in range(nd - 1, -1, -1):
+        out[p] = dig[j]
+        p += 1
+    return p
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
 def fixed4_fits(x):
     """Whether :func:`put_fixed4` takes ``x`` (not NaN, not infinite, ``|x| < 2**39``)."""
     b = _f64_bits(x)
@@ -68,18 +85,8 @@ def put_fixed4(out, p, x, dig):
     if (b >> _U(63)) != _U(0):
         out[p] = 45  # '-' (also -0.0 and negatives that round to zero, as printf)
         p += 1
-    ip = q // _TEN4
     fp = q % _TEN4
-    nd = 0
-    while True:
-        dig[nd] = np.uint8(48 + ip % _U(10))
-        nd += 1
-        ip //= _U(10)
-        if ip == _U(0):
-            break
-    for j in range(nd - 1, -1, -1):
-        out[p] = dig[j]
-        p += 1
+    p = put_uint(out, p, q // _TEN4, dig)
     out[p] = 46  # '.'
     out[p + 1] = np.uint8(48 + fp // _U(1000))
     out[p + 2] = np.uint8(48 + (fp // _U(100)) % _U(10))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from uefast.trec_eval.fixed4 import put_fixed4
+from uefast.trec_eval.fixed4 import put_fixed4, put_uint
 
 __all__ = ["FLOAT", "INT", "TEXT", "per_topic_lines", "pack"]
 
@@ -26,18 +26,7 @@ def _put_int(out, p, v, dig):
     if v < 0:
         out[p] = 45
         p += 1
-    u = np.uint64(-v) if v < 0 else np.uint64(v)
-    nd = 0
-    while True:
-        dig[nd] = np.uint8(48 + u % np.uint64(10))
-        nd += 1
-        u //= np.uint64(10)
-        if u == 0:
-            break
-    for j in range(nd - 1, -1, -1):
-        out[p] = dig[j]
-        p += 1
-    return p
+    return put_uint(out, p, np.uint64(-v) if v < 0 else np.uint64(v), dig)
 
 
 FLOAT, INT, TEXT = 0, 1, 2
