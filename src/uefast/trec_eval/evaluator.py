@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +23,7 @@ from uefast.trec_eval import kernels_cut as kc
 from uefast.trec_eval import kernels_gain as kg
 from uefast.trec_eval.prepare import Prepared, QrelsIndex, ScannedRun, prepare
 from uefast.trec_eval.registry import Selected, c_trunc, select_measures
+from uefast.trec_eval.schedule import read_ahead_map
 
 __all__ = ["Slot", "TrecEvalResult", "evaluate_trec", "evaluate_trec_files", "VERSIONS"]
 
@@ -108,13 +108,15 @@ def evaluate_trec_files(qrels: QrelsIndex | pa.Table | str | os.PathLike,
                         runs: Sequence[str | os.PathLike], measures: list[str] | None = None, *,
                         workers: int | None = None, **options) -> list[TrecEvalResult]:
     """:func:`evaluate_trec` for several run files against one qrels, files processed in
-    parallel threads (gunzip, the fused scan, the join and the sort release the GIL); a qrels
-    file is indexed in one more thread while the first runs are read and decompressed (the
-    one-pass scan of a run needs the qrels index).
+    parallel threads (gunzip, the fused scan, the join and the sort release the GIL).
+
+    Scheduling (:func:`uefast.trec_eval.schedule.read_ahead_map`): one worker indexes the qrels
+    file while the others read and decompress the first runs (the one-pass scan of a run needs
+    the qrels index), then every worker evaluates the runs it has read and goes on with the next.
 
     ``workers`` defaults to the number of usable CPUs; ``options`` are those of
-    :func:`evaluate_trec`.  Results come in the order of ``runs``; the first failing file (in
-    that order) raises.
+    :func:`evaluate_trec`.  Results come in the order of ``runs``; a qrels error is raised
+    first, else the error of the first failing run file in that order.
     """
     def index():
         if isinstance(qrels, QrelsIndex):
@@ -123,28 +125,10 @@ def evaluate_trec_files(qrels: QrelsIndex | pa.Table | str | os.PathLike,
             return QrelsIndex.from_file(qrels)
         return QrelsIndex.build(qrels)
 
-    runs = list(runs)
     if workers is None:
         workers = usable_cpus()
-    n = max(1, min(workers, len(runs)))
-    if n == 1:
-        qi = index()
-        return [evaluate_trec(ScannedRun.read(p), qi, measures, **options) for p in runs]
-    # the qrels are indexed in one more thread while the first runs are read and decompressed
-    # (tried: reading up to n files ahead of their evaluation, so that no core idles while the
-    # qrels are indexed -- measured no faster: 17 Robust runs, best of 21, 160 vs 150 ms)
-    with ThreadPoolExecutor(n + 1) as ex:
-        qf = ex.submit(index)
-
-        def one(path):
-            try:
-                scanned = ScannedRun.read(path)
-            except Exception:
-                qf.result()  # a qrels error is reported first, as when the qrels come first
-                raise
-            return evaluate_trec(scanned, qf.result(), measures, **options)
-
-        return list(ex.map(one, runs))
+    return read_ahead_map(index, ScannedRun.read, lambda scanned, qi: evaluate_trec(scanned, qi, measures, **options),
+                          list(runs), workers)
 
 
 def _compute(sel: list[Selected], p: Prepared, version: str, level: int, complete: bool,
