@@ -91,19 +91,19 @@ def bpref(rel, off, num_rel, num_nonrel, level):
     for q in range(e):
         nonrel = 0
         b = 0.0
+        nr = num_rel[q]
         for i in range(off[q], off[q + 1]):
             r = rel[i]
-            if r < 0:
-                continue
-            if r < level:
-                nonrel += 1
-            else:
+            if r >= level and r >= 0:  # relevant: few, a well-predicted branch
                 if nonrel > 0:
-                    b += 1.0 - (float(min(nonrel, num_rel[q])) / float(min(num_nonrel[q], num_rel[q])))
+                    b += 1.0 - (float(min(nonrel, nr)) / float(min(num_nonrel[q], nr)))
                 else:
                     b += 1.0
-        if num_rel[q]:
-            b /= num_rel[q]
+            # judged non-relevant (0 <= r < level) counted without a branch: such docs and
+            # unjudged ones (r < 0) alternate unpredictably near the top of a ranking
+            nonrel += np.int64((r >= 0) & (r < level))
+        if nr:
+            b /= nr
         out[q] = b
         gm[q] = math.log(max(b, MIN_GEO_MEAN))
     return out, gm

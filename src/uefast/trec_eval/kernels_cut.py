@@ -62,8 +62,7 @@ def cut_family(rel, off, num_rel, level, cutoffs, kind):
             if r >= level:
                 rsf += 1
                 s += rsf / float(i + 1)
-            if r == -1 or r == -2:
-                unj += 1
+            unj += np.int64((r == -1) | (r == -2))  # no branch: -1 and 0 alternate unpredictably
         while ci < nc:
             out[q, ci] = _value(kind, cutoffs[ci], rsf, s, unj, nr)
             ci += 1
@@ -140,8 +139,7 @@ def iprec_at_recall(rel, off, num_rel, level, fractions, use_lround):
         n = off[q + 1] - off[q]
         nrr = 0
         for i in range(off[q], off[q + 1]):
-            if rel[i] >= level:
-                nrr += 1
+            nrr += np.int64(rel[i] >= level)
         for k in range(nc):
             if use_lround:
                 cuts[k] = np.int64(_lround(fractions[k] * nr))
@@ -154,11 +152,15 @@ def iprec_at_recall(rel, off, num_rel, level, fractions, use_lround):
         ip = precis
         rsf = nrr
         i = n
+        # m_iprec_at_recall.c takes the running maximum of rsf / i at every rank i, going up;
+        # between two relevant docs rsf is constant, so the largest of those values is the one
+        # at the relevant doc's own rank (IEEE division is monotone in the divisor): the
+        # maximum is taken there only -- the same values, one division per relevant doc
         while i > 0 and rsf > 0:
-            precis = rsf / float(i)
-            if ip < precis:
-                ip = precis
             if rel[off[q] + i - 1] >= level:
+                precis = rsf / float(i)
+                if ip < precis:
+                    ip = precis
                 while cc >= 0 and rsf == cuts[cc]:
                     out[q, cc] = ip
                     cc -= 1
