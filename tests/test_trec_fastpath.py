@@ -330,3 +330,21 @@ def test_run_without_judged_topics_is_named(tmp_path):
     other = _write(tmp_path, "other.txt", "999 Q0 a 1 1.0 s\n")
     with pytest.raises(InputError, match=r"other.txt: no topics with both results and relevance info"):
         evaluate_trec_files(q, [ok, other], ["map"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_qrels_grouped_by_topic_same_as_shuffled(tmp_path, seed):
+    """A qrels file that lists topics together in byte order is indexed without regrouping (its
+    docnos stay in the file's buffer); the results are those of the same lines shuffled."""
+    qtext, rtext = _synthetic(seed)
+    grouped = "".join(sorted(qtext.splitlines(keepends=True), key=lambda line: line.split()[0].encode()))
+    qs = _write(tmp_path, "shuffled.txt", qtext)
+    qg = _write(tmp_path, "grouped.txt", grouped)
+    rp = _write(tmp_path, "r.txt", rtext)
+    qi_s, qi_g = QrelsIndex.from_file(qs), QrelsIndex.from_file(qg)
+    assert qi_g.doc_data.size == len(grouped.encode())  # the file's own buffer: not regrouped
+    assert qi_s.doc_data.size < len(qtext.encode())     # regrouped: the docnos only
+    for opt in OPTIONS:
+        got = [format_text(evaluate_trec(ScannedRun.read(rp), qi, ["all_trec"], **opt), per_query=True)
+               for qi in (qi_s, qi_g)]
+        assert got[0] == got[1]
