@@ -318,6 +318,12 @@ def test_evaluate_trec_files_error_order(tmp_path, workers):
         evaluate_trec_files(bad_q, [bad_r, good_r], ["official"], workers=workers)
     with pytest.raises(InputError, match="bad_r.txt"):
         evaluate_trec_files(good_q, [good_r, bad_r], ["official"], workers=workers)
+    # larger files are processed first; still the first bad file in the list is the one named
+    big_bad = _write(tmp_path, "big_bad.txt", rtext + "1 Q0 d1 1\n")
+    with pytest.raises(InputError, match="bad_r.txt"):
+        evaluate_trec_files(good_q, [good_r, bad_r, big_bad], ["official"], workers=workers)
+    with pytest.raises(InputError, match="big_bad.txt"):
+        evaluate_trec_files(good_q, [big_bad, bad_r], ["official"], workers=workers)
     res = evaluate_trec_files(good_q, [good_r, good_r], ["official"], workers=workers)
     ref = evaluate_trec(read_run(good_r, extra_columns="ignore"), read_qrels(good_q), ["official"])
     assert [format_text(r, per_query=True) for r in res] == [format_text(ref, per_query=True)] * 2

@@ -28,14 +28,16 @@ def _outcome(fn):
         return ("error", str(exc))
 
 
-@settings(max_examples=60, deadline=None)
-@given(n=st.integers(0, 9), workers=st.integers(1, 4), ahead=st.integers(1, 3),
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), n=st.integers(0, 9), workers=st.integers(1, 4), ahead=st.integers(1, 3),
        bad_index=st.booleans(), bad_read=st.sets(st.integers(0, 8), max_size=3),
        bad_eval=st.sets(st.integers(0, 8), max_size=3), slow_index=st.booleans())
-def test_same_results_and_error_as_the_loop(n, workers, ahead, bad_index, bad_read, bad_eval, slow_index):
+def test_same_results_and_error_as_the_loop(data, n, workers, ahead, bad_index, bad_read, bad_eval, slow_index):
     """Results in item order; the index's error first, else the first failing item's (read or
-    evaluate), whatever the number of workers and the timing."""
+    evaluate) in item order, whatever the processing order, the number of workers and the
+    timing."""
     items = list(range(n))
+    order = data.draw(st.none() | st.permutations(items))
 
     def index():
         if slow_index:
@@ -55,7 +57,7 @@ def test_same_results_and_error_as_the_loop(n, workers, ahead, bad_index, bad_re
         return data + qi
 
     want = _outcome(lambda: _sequential(index, read, evaluate, items))
-    got = _outcome(lambda: read_ahead_map(index, read, evaluate, items, workers, ahead))
+    got = _outcome(lambda: read_ahead_map(index, read, evaluate, items, workers, ahead, order))
     assert got == want
 
 
@@ -126,3 +128,24 @@ def test_the_first_item_in_order_wins_over_the_first_in_time():
 
     with pytest.raises(Boom, match="read 0"):
         read_ahead_map(lambda: 0, read, lambda d, q: d, [0, 1, 2], workers=3)
+
+
+def test_a_later_item_in_processing_order_still_wins_if_first_in_item_order():
+    """Processed last-to-first on one worker: items 3 then 1 fail; item 1's error is raised
+    (the sequential loop meets it first), and item 0 is still done before that."""
+    seen = []
+
+    def read(x):
+        seen.append(x)
+        if x in (1, 3):
+            raise Boom(f"read {x}")
+        return x
+
+    with pytest.raises(Boom, match="read 1"):
+        read_ahead_map(lambda: 0, read, lambda d, q: d, [0, 1, 2, 3, 4], workers=1, order=[4, 3, 2, 1, 0])
+    assert seen == [4, 3, 2, 1, 0]
+
+
+def test_order_is_checked():
+    with pytest.raises(ValueError, match=r"order must be a permutation of range\(3\), got \[0, 0, 1\]"):
+        read_ahead_map(lambda: 0, lambda x: x, lambda d, q: d, [1, 2, 3], workers=2, order=[0, 0, 1])

@@ -112,7 +112,9 @@ def evaluate_trec_files(qrels: QrelsIndex | pa.Table | str | os.PathLike,
 
     Scheduling (:func:`uefast.trec_eval.schedule.read_ahead_map`): one worker indexes the qrels
     file while the others read and decompress the first runs (the one-pass scan of a run needs
-    the qrels index), then every worker evaluates the runs it has read and goes on with the next.
+    the qrels index), then every worker evaluates the runs it has read and goes on with the next;
+    the largest files go first, so that the round does not end with one worker on a large file
+    while the others idle.
 
     ``workers`` defaults to the number of usable CPUs; ``options`` are those of
     :func:`evaluate_trec`.  Results come in the order of ``runs``; a qrels error is raised
@@ -127,8 +129,17 @@ def evaluate_trec_files(qrels: QrelsIndex | pa.Table | str | os.PathLike,
 
     if workers is None:
         workers = usable_cpus()
+    runs = list(runs)
     return read_ahead_map(index, ScannedRun.read, lambda scanned, qi: evaluate_trec(scanned, qi, measures, **options),
-                          list(runs), workers)
+                          runs, workers, order=sorted(range(len(runs)), key=lambda i: -_file_size(runs[i])))
+
+
+def _file_size(path) -> int:
+    """Bytes on disk (0 if unknown: reading the file then reports the error)."""
+    try:
+        return os.stat(path).st_size
+    except (OSError, TypeError, ValueError):
+        return 0
 
 
 def _compute(sel: list[Selected], p: Prepared, version: str, level: int, complete: bool,

@@ -24,36 +24,49 @@ T = TypeVar("T")
 
 
 def read_ahead_map(index: Callable[[], I], read: Callable[[Any], Any], evaluate: Callable[[Any, I], T],
-                   items: Sequence[Any], workers: int, ahead: int = 4) -> list[T]:
+                   items: Sequence[Any], workers: int, ahead: int = 4,
+                   order: Sequence[int] | None = None) -> list[T]:
     """``[evaluate(read(x), index()) for x in items]`` on ``workers`` threads (``read`` and
     ``evaluate`` should release the GIL for most of their time).
 
-    Algorithm: worker 0 calls ``index()`` first; every worker takes the next item in order, reads
-    it, and, while the index is not ready yet, reads the next one, up to ``ahead`` items held per
-    worker (then it waits for the index); once the index is ready it evaluates what it holds.
+    Algorithm: worker 0 calls ``index()`` first; every worker takes the next item (in ``order``,
+    a permutation of the item positions: default ``items`` order), reads it, and, while the index
+    is not ready yet, reads the next one, up to ``ahead`` items held per worker (then it waits for
+    the index); once the index is ready it evaluates what it holds.  Taking the longest items
+    first (``order``) shortens the tail where one worker finishes the last item alone.
 
-    Errors come as from the sequential loop: the index's error first, else the error of the first
-    failing item in ``items`` order (its read or its evaluation).  After an error no new item is
-    taken; items taken before it are finished, so an earlier item's error is still the one
-    raised.  Results come in ``items`` order.
+    Errors come as from the sequential loop over ``items``: the index's error first, else the
+    error of the first failing item in ``items`` order (its read or its evaluation).  After an
+    error only items before the failing one (in ``items`` order) are still taken, so all of those
+    are done and an earlier item's error is the one raised.  Results come in ``items`` order.
     """
     if ahead < 1:
         raise ValueError(f"ahead must be >= 1, got {ahead!r}")
     n_items = len(items)
+    seq = list(range(n_items)) if order is None else [int(i) for i in order]
+    if sorted(seq) != list(range(n_items)):
+        raise ValueError(f"order must be a permutation of range({n_items}), got {list(order)!r}")
     results: list[Any] = [None] * n_items
     errors: list[BaseException | None] = [None] * n_items
     box: dict[str, Any] = {}
     ready = threading.Event()
-    stop = threading.Event()
     lock = threading.Lock()
     nxt = [0]
+    bad = [n_items]  # lowest failing position: items from it on are no longer taken
+
+    def fail(i: int, exc: BaseException) -> None:
+        with lock:
+            errors[i] = exc
+            bad[0] = min(bad[0], i)
 
     def take() -> int | None:
         with lock:
-            if stop.is_set() or nxt[0] >= n_items:
-                return None
-            nxt[0] += 1
-            return nxt[0] - 1
+            while nxt[0] < n_items:
+                i = seq[nxt[0]]
+                nxt[0] += 1
+                if i < bad[0]:
+                    return i
+            return None
 
     def work(k: int) -> None:
         if k == 0:
@@ -61,7 +74,8 @@ def read_ahead_map(index: Callable[[], I], read: Callable[[Any], Any], evaluate:
                 box["index"] = index()
             except BaseException as exc:  # noqa: BLE001 - re-raised by the caller, first
                 box["error"] = exc
-                stop.set()
+                with lock:
+                    bad[0] = -1
             finally:
                 ready.set()
         held: list[tuple[int, Any]] = []
@@ -71,8 +85,7 @@ def read_ahead_map(index: Callable[[], I], read: Callable[[Any], Any], evaluate:
                 try:
                     held.append((i, read(items[i])))
                 except BaseException as exc:  # noqa: BLE001 - re-raised by the caller, in order
-                    errors[i] = exc
-                    stop.set()
+                    fail(i, exc)
                 if not ready.is_set() and len(held) < ahead:
                     continue  # the index is being built: read on
             elif not held:
@@ -81,11 +94,12 @@ def read_ahead_map(index: Callable[[], I], read: Callable[[Any], Any], evaluate:
             if "error" in box:
                 return
             for j, data in held:
+                if j > bad[0]:  # after an earlier item's error: not needed
+                    continue
                 try:
                     results[j] = evaluate(data, box["index"])
                 except BaseException as exc:  # noqa: BLE001 - re-raised by the caller, in order
-                    errors[j] = exc
-                    stop.set()
+                    fail(j, exc)
             held.clear()
 
     n = max(1, min(workers, n_items))
