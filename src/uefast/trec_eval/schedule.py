@@ -19,13 +19,14 @@ from typing import Any, TypeVar
 
 __all__ = ["read_ahead_map"]
 
-I = TypeVar("I")
-T = TypeVar("T")
+IndexT = TypeVar("IndexT")
+ResultT = TypeVar("ResultT")
 
 
-def read_ahead_map(index: Callable[[], I], read: Callable[[Any], Any], evaluate: Callable[[Any, I], T],
+def read_ahead_map(index: Callable[[], IndexT], read: Callable[[Any], Any],
+                   evaluate: Callable[[Any, IndexT], ResultT],
                    items: Sequence[Any], workers: int, ahead: int = 4,
-                   order: Sequence[int] | None = None) -> list[T]:
+                   order: Sequence[int] | None = None) -> list[ResultT]:
     """``[evaluate(read(x), index()) for x in items]`` on ``workers`` threads (``read`` and
     ``evaluate`` should release the GIL for most of their time).
 
