@@ -1,7 +1,7 @@
-"""``trec_eval.fixed4.fixed4_lines`` (the ``%6.4f`` of trec_eval's per-topic lines, in Numba)
-against CPython's correctly rounded ``"%6.4f" % x``, which is glibc's printf: exact halves
-(round half to even), their neighbours, subnormals, signed zeros, the 2**39 cut-over to Python,
-NaN and infinities."""
+"""``trec_eval.fixed4`` (the ``%6.4f`` of trec_eval's per-topic lines, in Numba: ``fixed4_fits``
+and ``put_fixed4``, written by ``per_topic_text``'s pass) against CPython's correctly rounded
+``"%6.4f" % x``, which is glibc's printf: exact halves (round half to even), their neighbours,
+subnormals, signed zeros, the 2**39 cut-over to Python, NaN and infinities."""
 from __future__ import annotations
 
 import math
@@ -11,28 +11,28 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uefast.trec_eval.fixed4 import fixed4_lines
+from uefast.trec_eval.fixed4 import fixed4_fits
 from uefast.trec_eval.output import _f, _fmt, per_topic_text
 from uefast.trec_eval.evaluator import Slot
 
 
-def _lines(vals):
-    arr = np.asarray(vals, np.float64)
-    txt, slow = fixed4_lines(arr)
-    out = bytes(txt).decode().split("\n")[:-1]
-    assert len(out) == arr.size
-    return out, set(slow.tolist())
+def _column_text(vals):
+    qids = [f"q{i}" for i in range(len(vals))]
+    return qids, per_topic_text(qids, [Slot("m", "m", "float", np.asarray(vals, np.float64), None)])
 
 
 def _check(vals):
-    out, slow = _lines(vals)
-    for i, x in enumerate(vals):
-        if i in slow:
-            assert not math.isfinite(x) or abs(x) >= 2.0 ** 39
-        else:
-            assert out[i] == "%6.4f" % x, (x, out[i])
-    qids = [f"q{i}" for i in range(len(vals))]
-    text = per_topic_text(qids, [Slot("m", "m", "float", np.asarray(vals, np.float64), None)])
+    for x in vals:  # the values the Numba pass takes: finite and below 2**39 in magnitude
+        assert fixed4_fits(x) == (math.isfinite(x) and abs(x) < 2.0 ** 39), x
+    # a column of only those: every value printed by put_fixed4 (a column holding any other
+    # value is formatted in Python as a whole)
+    fit = [x for x in vals if fixed4_fits(x)]
+    _, text = _column_text(fit)
+    out = [line.split("\t")[2] for line in text.split("\n")[:-1]]
+    assert len(out) == len(fit)
+    for x, got in zip(fit, out):
+        assert got == "%6.4f" % x, (x, got)
+    qids, text = _column_text(vals)
     assert text == "".join(f"{'m':<22}\t{q}\t{_f(float(x))}\n" for q, x in zip(qids, vals))
 
 

@@ -1,12 +1,13 @@
-"""C's ``printf("%6.4f", x)`` for a whole column of doubles in one Numba pass (trec_eval's
-per-topic values), byte for byte.
+"""C's ``printf("%6.4f", x)`` inside a Numba pass (trec_eval's per-topic values, written by
+:func:`uefast.trec_eval.interleave.per_topic_lines`), byte for byte.
 
 ``%.4f`` prints the exact binary value of ``x`` rounded to 4 decimals, halves to even (glibc;
 CPython's ``"%6.4f" % x`` is the same correctly rounded conversion). With ``x = m * 2**e``
 (``m`` the 53-bit significand, ``e`` the exponent) and ``k = -e``, ``x * 10**4 = m * 10**4 /
 2**k``: the integer ``N = m * 10**4`` needs at most 67 bits, so the quotient ``N >> k`` and the
-remainder, compared with the half ``2**(k - 1)``, are exact in two 64-bit words. Values the pass
-does not take (NaN, infinities, ``|x| >= 2**39``) are listed for the caller to format in Python.
+remainder, compared with the half ``2**(k - 1)``, are exact in two 64-bit words. Values it does
+not take (NaN, infinities, ``|x| >= 2**39``: :func:`fixed4_fits`) are the caller's to format in
+Python.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from uefast._intrinsics import _f64_bits, _mulhi64
 
-__all__ = ["fixed4_fits", "fixed4_lines", "put_fixed4", "put_uint"]
+__all__ = ["fixed4_fits", "put_fixed4", "put_uint"]
 
 _U = np.uint64
 _TEN4 = _U(10000)
@@ -93,26 +94,3 @@ def put_fixed4(out, p, x, dig):
     out[p + 3] = np.uint8(48 + (fp // _U(10)) % _U(10))
     out[p + 4] = np.uint8(48 + fp % _U(10))
     return p + 5
-
-
-@nb.njit(cache=True, nogil=True)
-def fixed4_lines(vals):
-    """Every value as ``%6.4f`` followed by ``\\n``, in one ASCII byte array; and the indices of
-    the values left to the caller (NaN, infinities, ``|x| >= 2**39``: a placeholder line each)."""
-    n = vals.size
-    out = np.empty(n * 24, np.uint8)  # '-', <= 12 integer digits, '.', 4 digits, '\n'
-    slow = np.empty(n, np.int64)
-    ns = 0
-    p = 0
-    dig = np.empty(20, np.uint8)
-    for i in range(n):
-        if not fixed4_fits(vals[i]):
-            slow[ns] = i
-            ns += 1
-            out[p] = 63  # '?': replaced by the caller
-            p += 1
-        else:
-            p = put_fixed4(out, p, vals[i], dig)
-        out[p] = 10
-        p += 1
-    return out[:p], slow[:ns]
