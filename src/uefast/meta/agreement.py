@@ -275,7 +275,7 @@ def agreement(
     if unmatched == "error" and not used.all():
         i = int(np.argmax(~used))
         row = keys.slice(i, 1).to_pylist()[0]
-        who = [t + 1 for t in np.flatnonzero(judged[i])]
+        who = [int(t) + 1 for t in np.flatnonzero(judged[i])]
         raise InputError(f"qid {row['qid']!r}, docid "
                          f"{row['docid']!r} is judged only in qrels {who} (needs {need} "
                          f"assessors); pass unmatched='exclude' to count and leave out such pairs")
