@@ -268,3 +268,29 @@ def test_input_errors():
         agreement(a, b.set_column(0, "qid", pa.array([1, 1, 1])))
     with pytest.raises(InputError, match="must hold integer labels"):
         agreement(a, b.set_column(2, "label", pa.array([0.5, 1.0, 0.0])))
+
+
+def test_cli(tmp_path, capsys):
+    import json
+
+    from uefast.cli import main
+
+    paths = []
+    for i, labels in enumerate(([1, 0, 2, 1, 0, 2], [1, 0, 1, 1, 0], [1, 1, 2, 1, 0, 2])):
+        path = tmp_path / f"a{i}.qrels"
+        path.write_text("".join(f"q1 0 d{j} {v}\n" for j, v in enumerate(labels)))
+        paths.append(str(path))
+    assert main(["agreement", paths[0], paths[1], "--format", "json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    ref = agreement(*paths[:2])
+    ci = ref.confidence_interval()
+    assert row["value"] == ref.statistic and (row["ci_low"], row["ci_high"]) == (ci.low, ci.high)
+    assert (row["n_items"], row["n_excluded"], row["excluded_per_assessor"]) == (5, 1, [1, 0])
+    assert main(["agreement", *paths, "--statistic", "krippendorff", "--level", "ordinal",
+                 "--seed", "3", "--n-resamples", "200"]) == 0
+    out = capsys.readouterr().out
+    expect = agreement(*paths, statistic="krippendorff", level="ordinal", seed=3, n_resamples=200)
+    assert f"Krippendorff's alpha (ordinal): {expect.statistic:.4f}" in out
+    assert "200 resamples, seed 3" in out and "pairs left out (too few assessors): 0" in out
+    assert main(["agreement", *paths]) == 2
+    assert "Cohen's κ compares 2 assessors; got 3" in capsys.readouterr().err
