@@ -7,7 +7,6 @@ Table layout: data_schemas/meta_agreement.md.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -16,6 +15,7 @@ import pyarrow as pa
 from scipy import special
 
 from uefast.errors import InputError
+from uefast.io.tables import qrels_from
 from uefast.meta import _kappa
 from uefast.stats._rng import normalize_seed
 from uefast.stats._validation import (check_choice, check_n_resamples, check_probability,
@@ -102,18 +102,6 @@ class AgreementResult:
                                   self.statistic + z * self.standard_error)
 
 
-def _read(obj: Any, what: str) -> pa.Table:
-    """A qrels table: Arrow/Polars/pandas/dict, a Parquet/Arrow/CSV table file, or TREC qrels
-    text (read as ``uefast evaluate --qrels`` reads them)."""
-    if isinstance(obj, (str, os.PathLike)):
-        from uefast.cli.cmd_evaluate import _read_qrels_arg
-
-        return _read_qrels_arg(os.fspath(obj))
-    from uefast.inputs import to_arrow
-
-    return to_arrow(obj, what)
-
-
 def rating_matrix(qrels: Sequence[Any], *, categories: Sequence[int] | None = None,
                   qid: str = "qid", docid: str = "docid", label: str = "label"):
     """Align qrels tables on (qid, docid).
@@ -131,7 +119,7 @@ def rating_matrix(qrels: Sequence[Any], *, categories: Sequence[int] | None = No
     frames, first = [], None
     for i, obj in enumerate(qrels):
         what = f"qrels {i + 1}"
-        t = _read(obj, what)
+        t = qrels_from(obj, what)
         q, d = column(t, qid, what), column(t, docid, what)
         if first is None:
             first = (q, d, what)
