@@ -53,7 +53,8 @@ def test_cohen_matches_statsmodels(data, weights):
         assert r.statistic == 1.0  # one category for both: κ := 1 (SPEC_math §6.14)
         return
     assert r.statistic == pytest.approx(ref.kappa, abs=1e-12)
-    assert r.standard_error == pytest.approx(np.sqrt(max(ref.var_kappa, 0)), abs=1e-9)
+    # (variances: a true 0 comes out as +-1e-16, whose square root is 1e-8)
+    assert r.standard_error ** 2 == pytest.approx(max(ref.var_kappa, 0), abs=1e-12)
     if ref.var_kappa0 > 1e-12:  # (a true 0 comes out of statsmodels as +-1e-16)
         assert r.pvalue == pytest.approx(ref.pvalue_two_sided, abs=1e-9)
     ci = r.confidence_interval(0.9)
@@ -144,22 +145,40 @@ def test_textbook_krippendorff_2011(level, expected):
     assert np.isnan(r.pvalue)
 
 
-def test_pattern_weights_equal_expanded_items():
+@pytest.mark.parametrize("statistic, option", [
+    ("cohen", None), ("cohen", "linear"), ("cohen", "quadratic"), ("fleiss", None),
+    ("krippendorff", "nominal"), ("krippendorff", "ordinal"), ("krippendorff", "interval")])
+def test_pattern_weights_equal_expanded_items(statistic, option):
     """The bootstrap evaluates each coefficient on weighted rating patterns: integer weights
-    must give the coefficient of the items repeated that many times."""
+    must give the oracle's coefficient of the items repeated that many times."""
+    from uefast.meta.agreement import pattern_statistic
+
     rng = np.random.default_rng(5)
-    counts = np.array([[3, 0, 1], [1, 1, 2], [0, 4, 0], [2, 2, 0], [0, 0, 4]])
-    w = rng.integers(0, 5, size=(6, counts.shape[0])).astype(float)
+    m = 2 if statistic == "cohen" else 4
+    rows = rng.integers(0, 3, size=(40, m))
+    if statistic == "krippendorff":
+        rows[rng.random(rows.shape) < 0.2] = -1
+        rows = rows[(rows >= 0).sum(axis=1) >= 2]
+    cats = np.array([1, 2, 4])
+    weights = option if statistic == "cohen" else None
+    level = option if statistic == "krippendorff" else None
+    pats, counts, stat = pattern_statistic(statistic, rows, cats, weights, level)
+    assert counts.sum() == rows.shape[0]
+    w = rng.integers(0, 4, size=(5, pats.shape[0])).astype(float)
     w[:, 0] += 1
-    values = np.array([1.0, 2.0, 4.0])
-    for b in range(w.shape[0]):
-        expanded = np.repeat(counts, w[b].astype(int), axis=0)
-        assert _kappa.fleiss_from_counts(counts, w[b:b + 1])[0] == pytest.approx(
-            statsmodels_ir.fleiss_kappa(expanded), abs=1e-12)
-        for level in ("nominal", "ordinal", "interval"):
-            assert _kappa.alpha_from_counts(counts, w[b:b + 1], values, level)[0] == \
-                pytest.approx(krippendorff.alpha(value_counts=expanded, value_domain=values,
-                                                 level_of_measurement=level), abs=1e-12)
+    got = stat(np.vstack([counts, w]))
+    for b, wb in enumerate(np.vstack([counts, w])):
+        if statistic == "cohen":
+            table = np.zeros((3, 3))
+            table[pats[:, 0], pats[:, 1]] = wb
+            ref = (statsmodels_ir.cohens_kappa(table, wt=weights).kappa if weights
+                   else statsmodels_ir.cohens_kappa(table).kappa)
+        elif statistic == "fleiss":
+            ref = statsmodels_ir.fleiss_kappa(np.repeat(pats, wb.astype(int), axis=0))
+        else:
+            ref = krippendorff.alpha(value_counts=np.repeat(pats, wb.astype(int), axis=0),
+                                     value_domain=cats.astype(float), level_of_measurement=level)
+        assert got[b] == pytest.approx(ref, abs=1e-12)
 
 
 def test_fleiss_null_se_against_simulation():

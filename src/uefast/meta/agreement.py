@@ -194,6 +194,35 @@ def _patterns(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniq, counts.astype(np.float64)
 
 
+def pattern_statistic(statistic: str, rows: np.ndarray, cats: np.ndarray,
+                      weights: str | None, level: str | None):
+    """``(patterns, counts, stat)``: the distinct rating patterns of the items ``rows``
+    (category positions per assessor, -1 = no judgment), how often each occurs, and ``stat(w)``,
+    the coefficient of each row of pattern weights ``w`` (``(B, P)``). A pattern is the pair
+    (label of A, label of B) for Cohen's κ, and the count of each category among the item's
+    labels for Fleiss' κ and Krippendorff's α (which do not tell assessors apart)."""
+    k = cats.size
+    if statistic == "cohen":
+        v = _kappa.disagreement_weights(k, weights)
+        pats, counts = _patterns(rows)
+        cell = pats[:, 0] * k + pats[:, 1]
+
+        def stat(w):
+            tables = np.zeros((k * k, w.shape[0]))
+            np.add.at(tables, cell, w.T)
+            return _kappa.cohen_from_tables(tables.T.reshape(-1, k, k), v)
+
+        return pats, counts, stat
+    onehot = np.zeros((rows.shape[0], k), np.int64)
+    for j in range(rows.shape[1]):
+        ok = rows[:, j] >= 0
+        np.add.at(onehot, (np.flatnonzero(ok), rows[ok, j]), 1)
+    pats, counts = _patterns(onehot)
+    if statistic == "fleiss":
+        return pats, counts, lambda w: _kappa.fleiss_from_counts(pats, w)
+    return pats, counts, lambda w: _kappa.alpha_from_counts(pats, w, cats, level)
+
+
 def agreement(
     *qrels: Any,
     statistic: str = "cohen",
@@ -272,36 +301,18 @@ def agreement(
         raise InputError(f"no (qid, docid) pair is judged by {need} assessors: the qrels do not "
                          "overlap")
     excluded = judged & ~used[:, None]
-    k = cats.size
     rows = codes[used]
+    pats, counts, stat = pattern_statistic(statistic, rows, cats, weights, level)
     se, pvalue = float("nan"), float("nan")
     if statistic == "cohen":
-        v = _kappa.disagreement_weights(k, weights)
-        pats, counts = _patterns(rows)
-
-        def stat(w):
-            tables = np.zeros((w.shape[0], k * k))
-            np.add.at(tables.T, pats[:, 0] * k + pats[:, 1], w.T)
-            return _kappa.cohen_from_tables(tables.reshape(-1, k, k), v)
-
-        observed = np.zeros((k, k))
-        np.add.at(observed, (rows[:, 0], rows[:, 1]), 1.0)
-        value, se, se0 = _kappa.cohen_asymptotic(observed, v)
+        observed = np.zeros((cats.size, cats.size))
+        observed[pats[:, 0], pats[:, 1]] = counts
+        value, se, se0 = _kappa.cohen_asymptotic(
+            observed, _kappa.disagreement_weights(cats.size, weights))
     else:
-        onehot = np.zeros((rows.shape[0], k), np.int64)
-        for j in range(rows.shape[1]):
-            ok = rows[:, j] >= 0
-            np.add.at(onehot, (np.flatnonzero(ok), rows[ok, j]), 1)
-        pats, counts = _patterns(onehot)
-        if statistic == "fleiss":
-            def stat(w):
-                return _kappa.fleiss_from_counts(pats, w)
-            se0 = _kappa.fleiss_null_se(pats, counts)
-        else:
-            def stat(w):
-                return _kappa.alpha_from_counts(pats, w, cats, level)
-            se0 = float("nan")
         value = float(stat(counts[None])[0])
+        se0 = (_kappa.fleiss_null_se(pats, counts) if statistic == "fleiss"
+               else float("nan"))
     if statistic != "krippendorff" and se0 > 0:
         pvalue = float(2.0 * special.ndtr(-abs(value) / se0))
     boot = None
