@@ -11,11 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
-import pyarrow as pa
 from scipy import special
 
 from uefast.errors import InputError
-from uefast.io.tables import qrels_from
 from uefast.meta import _kappa
 from uefast.stats._rng import normalize_seed
 from uefast.stats._validation import (check_choice, check_n_resamples, check_probability,
@@ -115,6 +113,7 @@ def rating_matrix(qrels: Sequence[Any], *, categories: Sequence[int] | None = No
     import polars as pl
 
     from uefast.inputs import check_same_kind, column, label_array
+    from uefast.io.tables import qrels_from
 
     frames, first = [], None
     for i, obj in enumerate(qrels):
