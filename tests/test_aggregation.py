@@ -117,7 +117,6 @@ def test_gm_map_equals_trec_eval_suite(suite):
     assert printed == [["gm_map", "all", f"{gm:6.4f}"]]
 
 
-@pytest.mark.slow
 def test_gm_map_equals_trec_eval_complete_robust2003(shared_data):
     """``-c`` (every qrels topic, a topic without results counts as AP 0, floored): 3 Robust
     2003 runs, against the trec_eval emulation."""

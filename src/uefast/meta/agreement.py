@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
+import pyarrow as pa
 from scipy import special
 
 from uefast.errors import InputError
@@ -100,6 +101,11 @@ class AgreementResult:
                                   self.statistic + z * self.standard_error)
 
 
+def _decoded(arr):
+    """A dictionary-encoded key column (pandas categorical) as its plain values."""
+    return arr.dictionary_decode() if pa.types.is_dictionary(arr.type) else arr
+
+
 def rating_matrix(qrels: Sequence[Any], *, categories: Sequence[int] | None = None,
                   qid: str = "qid", docid: str = "docid", label: str = "label"):
     """Align qrels tables on (qid, docid).
@@ -119,7 +125,7 @@ def rating_matrix(qrels: Sequence[Any], *, categories: Sequence[int] | None = No
     for i, obj in enumerate(qrels):
         what = f"qrels {i + 1}"
         t = qrels_from(obj, what)
-        q, d = column(t, qid, what), column(t, docid, what)
+        q, d = (_decoded(column(t, c, what)) for c in (qid, docid))
         if first is None:
             first = (q, d, what)
         else:
