@@ -58,6 +58,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="cuda: rank on an NVIDIA GPU (needs the gpu extra); same values")
     p.add_argument("--degenerate", choices=["zero", "nan", "drop"], default="zero")
     p.add_argument("--rel-level", type=int, default=1, help="relevance threshold (label >= N)")
+    p.add_argument("--mean", choices=["arithmetic", "geometric", "harmonic"], default="arithmetic",
+                   help="mean over queries (geometric: trec_eval's gm_map floor 0.00001, so AP "
+                        "gives GMAP; harmonic: a 0 makes it 0); UE columns are null unless "
+                        "arithmetic")
     p.add_argument("--queries", choices=["intersect", "qrels"], default=None,
                    help="TREC style: queries in both run and qrels (default), or every qrels "
                         "query (-c)")
@@ -124,6 +128,9 @@ def _check_inputs(args) -> None:
     if args.limit is not None and args.format != "text":
         raise InputError(f"--limit applies to --format text (tsv, jsonl and parquet hold every "
                          f"row), not --format {args.format}")
+    if args.mean != "arithmetic" and args.per_query and args.format != "text":
+        raise InputError(f"--mean applies to the means; --per-query --format {args.format} "
+                         "writes per-query rows only")
     trec = args.run is not None or (args.table is not None and args.qrels)
     if args.queries is not None and not trec:
         raise InputError("--queries applies to TREC-style input (TABLE or --run with --qrels)")
@@ -257,7 +264,7 @@ def run(args) -> int:
                           queries=args.queries or "intersect", backend=args.backend, **kw)
     account_unevaluated(res)
     account_dropped(res)
-    means = uefast.aggregate(res)
+    means = uefast.aggregate(res, mean=args.mean)
     if args.format == "parquet":
         import pyarrow.parquet as pq
 
@@ -325,6 +332,10 @@ def _run_streaming(args) -> int:
         except (pa.ArrowInvalid, OSError) as exc:
             raise InputError(f"table: cannot read {args.table!r}: {exc}") from None
         _, qrels = _align_keys(schema, qrels)
+    if args.mean != "arithmetic":
+        raise InputError("--mean geometric/harmonic needs the per-query values in memory; "
+                         "streaming input (Parquet over the size threshold) accumulates "
+                         "arithmetic means: write --per-query Parquet and use uefast.aggregate")
     if args.per_query and not (args.output and args.format == "parquet"):
         raise InputError("streaming input (Parquet over the size threshold): per-query output needs "
                          "--format parquet --output FILE")
