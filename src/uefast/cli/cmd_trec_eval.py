@@ -198,7 +198,7 @@ def main(argv: list[str]) -> int:
     if max_docs is not None and max_docs < 0:
         max_docs = 0
 
-    from uefast.trec_eval import evaluate_trec, output as out_mod
+    from uefast.trec_eval import evaluate_trec, output as out_mod, unretrieved
 
     extra = None
     if ue:
@@ -220,6 +220,13 @@ def main(argv: list[str]) -> int:
         res = evaluate_trec(scanned, qi, measures, version=version, relevance_level=level, complete=complete,
                             max_docs=max_docs, judged_only=judged, num_docs_in_coll=n_coll)
     kw = dict(per_query=q, summary=summary, extra=extra)
+    stop = unretrieved.stop_point(res, version=version, complete=complete)
+    if stop is not None:  # trec_eval 10.0 prints the topics before it (text), then exits 4
+        if fmt != "text":
+            print(f"uefast trec_eval: error: {unretrieved.message(stop[0], pos[1])}", file=sys.stderr)
+            return unretrieved.EXIT_STATUS
+        res, kw["extra"] = unretrieved.head(res, stop[1], extra)
+        kw["summary"] = False
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -235,4 +242,7 @@ def main(argv: list[str]) -> int:
             sys.stdout.flush()
         except BrokenPipeError:
             return 0
+    if stop is not None:
+        print(f"uefast trec_eval: error: {unretrieved.message(stop[0], pos[1])}", file=sys.stderr)
+        return unretrieved.EXIT_STATUS
     return 0
