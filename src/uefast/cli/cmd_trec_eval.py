@@ -7,6 +7,8 @@ Parses trec_eval's own (GNU getopt) argument syntax, e.g. ``-q -c -M1000 -m all_
 * ``--trec-eval-version 10.0|9.0.8`` (default 10.0): 9.0.8 is what pytrec_eval users get; its
   measure table has no unj, rbp, rbp_resid, dcg or ideal_dcg (illegal measures there).
 * ``--format text|tsv|jsonl|parquet`` and ``--output PATH`` (parquet needs ``--output``).
+* ``-`` as results_file reads the run from standard input (as trec_eval 10.0; with either
+  ``--trec-eval-version``).
 * ``--ue``: after each measure that uefast's engine also computes (map, P_k, ndcg_cut_k,
   recip_rank, Rprec, recall_k, map_cut_k, success_k) print four more lines in the same format:
   ``<name>_iub`` (ideal upper bound), ``<name>_reb`` (random expected baseline),
@@ -195,6 +197,10 @@ def main(argv: list[str]) -> int:
         raise InputError(f"expected rel_info_file and results_file, got {len(pos)} file argument(s)\n{USAGE}")
     if fmt == "parquet" and not output:
         raise InputError("--format parquet needs --output PATH")
+    if pos[1] == "-":  # trec_eval 10.0: results_file '-' is standard input
+        from uefast.io._fast import MemoryFile
+
+        pos[1] = MemoryFile(sys.stdin.buffer.read(), "-")
     if max_docs is not None and max_docs < 0:
         max_docs = 0
 
