@@ -70,7 +70,10 @@ def _read_table(path: str):
 
 
 def run(args: argparse.Namespace) -> int:
+    from uefast.meta._plots import require_matplotlib
     from uefast.meta.report import reproduce
+
+    require_matplotlib()  # one line naming the extra, before the inputs are read
 
     if (args.qrels is None) != (args.run is None):
         raise InputError("--qrels and --run go together")
