@@ -6,7 +6,8 @@ import io
 import os
 import sys
 
-from uefast.cli._runs import account_dropped, account_unevaluated, add_names_argument, run_names
+from uefast.cli._runs import (account_coverage, account_dropped, account_unevaluated, add_names_argument,
+                              coverage_note_from_means, run_names)
 
 NAME = "evaluate"
 HELP = "evaluate runs (Parquet/Arrow/CSV LETOR tables, TREC runs + qrels, SVMlight) with IUB/REB/UE"
@@ -65,6 +66,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="LETOR-style TABLE: the score columns, one system each (default: every "
                         "floating-point column -- in CSV/TSV every numeric one -- but qid, docid, "
                         "label, system)")
+    p.add_argument("--common-queries", action="store_true",
+                   help="keep only the queries every system was evaluated on (per measure), so "
+                        "that the means are over one query set (without it, systems covering "
+                        "different queries get a note on stderr)")
     p.add_argument("--per-query", action="store_true",
                    help="per-query rows (text: then the means; tsv/jsonl/parquet: the per-query "
                         "table only; a streamed TABLE, Parquet over the size threshold, writes "
@@ -257,6 +262,7 @@ def run(args) -> int:
                           queries=args.queries or "intersect", backend=args.backend, **kw)
     account_unevaluated(res)
     account_dropped(res)
+    res = account_coverage(res, args.common_queries)
     means = uefast.aggregate(res)
     if args.format == "parquet":
         import pyarrow.parquet as pq
@@ -267,6 +273,7 @@ def run(args) -> int:
             raise InputError("--format parquet needs --output FILE")
         pq.write_table(res if args.per_query else means, args.output)
         return 0
+    res, means = _without_ue(res, args), _without_ue(means, args)
     chosen = res if args.per_query else means
     if args.format in ("tsv", "jsonl"):
         _emit(args.output, _tsv_text(chosen) if args.format == "tsv" else _jsonl_text(chosen))
@@ -286,6 +293,14 @@ def run(args) -> int:
     print(_text_table(means, None), file=out)
     _emit(args.output, out.getvalue())
     return 0
+
+
+def _without_ue(table, args):
+    """``--no-ue``: the printed formats (text, tsv, jsonl) leave out the UE columns, which are
+    null (Parquet keeps them: one schema)."""
+    if args.ue:
+        return table
+    return table.drop_columns([c for c in ("ue_v1", "ue_v2") if c in table.column_names])
 
 
 def _emit(path, text: str) -> None:
@@ -325,6 +340,10 @@ def _run_streaming(args) -> int:
         except (pa.ArrowInvalid, OSError) as exc:
             raise InputError(f"table: cannot read {args.table!r}: {exc}") from None
         _, qrels = _align_keys(schema, qrels)
+    if args.common_queries:
+        raise InputError("--common-queries needs the per-query rows in memory, not streamed input "
+                         "(Parquet over the size threshold): run uefast.coverage.common_queries on "
+                         "the --per-query --format parquet output, then uefast.aggregate")
     if args.per_query and not (args.output and args.format == "parquet"):
         raise InputError("streaming input (Parquet over the size threshold): per-query output needs "
                          "--format parquet --output FILE")
@@ -340,6 +359,7 @@ def _run_streaming(args) -> int:
     account_unevaluated(means)
     account_dropped(means)
     if out is None:
+        coverage_note_from_means(means)
         if args.format == "parquet":
             if not args.output:
                 raise InputError("--format parquet needs --output FILE")
@@ -347,6 +367,7 @@ def _run_streaming(args) -> int:
 
             pq.write_table(means, args.output)
             return 0
+        means = _without_ue(means, args)
         if args.format == "tsv":
             _emit(args.output, _tsv_text(means))
         elif args.format == "jsonl":
