@@ -102,9 +102,18 @@ def test_wrong_file_count(files):
 
 def test_formats(files, capsys, tmp_path):
     tsv = _out(capsys, ["--format", "tsv", "-mmap", *files]).splitlines()
-    assert tsv[0] == "runid\tmeasure\tqid\tvalue" and tsv[1].startswith("r1\tmap\tall\t")
+    assert tsv[0] == "runid\tmeasure\tqid\tvalue\ttext" and tsv[1].startswith("r1\tmap\tall\t")
     js = [json.loads(x) for x in _out(capsys, ["--format", "jsonl", "-q", "-mmap", *files]).splitlines()]
     assert js[-1]["qid"] == "all" and js[0]["measure"] == "map"
+    # text-valued runid / relstring: in the text column, the value column stays numeric (empty)
+    tsv = _out(capsys, ["--format", "tsv", "-q", "-m", "official", "-mrelstring", *files]).splitlines()
+    rows = [line.split("\t") for line in tsv[1:]]
+    assert ["r1", "runid", "all", "", "r1"] in rows and ["r1", "relstring", "1", "", "1-02"] in rows
+    assert all(len(r) == 5 and (r[3] == "") == (r[1] in ("runid", "relstring")) for r in rows)
+    assert {float(r[3]) for r in rows if r[1] == "num_q"} == {2.0}
+    js = [json.loads(x) for x in _out(capsys, ["--format", "jsonl", "-mrunid", "-mmap", *files]).splitlines()]
+    assert js[0] == {"runid": "r1", "measure": "runid", "qid": "all", "value": None, "text": "r1"}
+    assert isinstance(js[1]["value"], float) and js[1]["text"] is None
     pq = tmp_path / "o.parquet"
     _out(capsys, ["--format", "parquet", "--output", str(pq), "-mmap", *files])
     import pyarrow.parquet as pqm
