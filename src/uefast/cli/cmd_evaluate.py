@@ -8,6 +8,8 @@ import sys
 
 from uefast.cli._runs import (account_coverage, account_dropped, account_unevaluated, add_names_argument,
                               coverage_note_from_means, run_names)
+from uefast.cli._tables import row_error_in_lines
+from uefast.errors import RowError
 
 NAME = "evaluate"
 HELP = "evaluate runs (Parquet/Arrow/CSV LETOR tables, TREC runs + qrels, SVMlight) with IUB/REB/UE"
@@ -257,9 +259,15 @@ def run(args) -> int:
     if args.table and _stream_path(args.table):  # (_check_inputs: the only input)
         return _run_streaming(args)
     table, qrels, kw, source = _load(args)
-    res = uefast.evaluate(table, qrels, args.measures, ue=args.ue, ties=args.ties, reb=args.reb,
-                          degenerate=args.degenerate, rel_level=args.rel_level,
-                          queries=args.queries or "intersect", backend=args.backend, **kw)
+    try:
+        res = uefast.evaluate(table, qrels, args.measures, ue=args.ue, ties=args.ties, reb=args.reb,
+                              degenerate=args.degenerate, rel_level=args.rel_level,
+                              queries=args.queries or "intersect", backend=args.backend, **kw)
+    except RowError as exc:  # rows of a CSV/TSV file: named by its line numbers, as elsewhere
+        lined = row_error_in_lines(exc, _delimited_inputs(args))
+        if lined is None:
+            raise
+        raise lined from None
     account_unevaluated(res)
     account_dropped(res)
     res = account_coverage(res, args.common_queries)
@@ -301,6 +309,17 @@ def _without_ue(table, args):
     if args.ue:
         return table
     return table.drop_columns([c for c in ("ue_v1", "ue_v2") if c in table.column_names])
+
+
+def _delimited_inputs(args) -> dict:
+    """``{"run": path, "qrels": path}`` for the inputs read from CSV/TSV tables."""
+    csv = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
+    out = {}
+    if args.table and args.table.lower().endswith(csv):
+        out["run"] = args.table
+    if args.qrels and args.qrels.lower().endswith(csv) and _has_header(args.qrels):
+        out["qrels"] = args.qrels
+    return out
 
 
 def _emit(path, text: str) -> None:
