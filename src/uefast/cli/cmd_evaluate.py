@@ -90,7 +90,7 @@ def _read_table(path: str, what: str):
     from uefast.cli._tables import TEXT_COLUMNS, read_delimited
 
     from uefast.errors import InputError
-    from uefast.inputs import read_parquet
+    from uefast.inputs import float64_exact, read_parquet
 
     if not os.path.exists(path):
         raise InputError(f"{what}: file not found: {path!r}")
@@ -102,7 +102,10 @@ def _read_table(path: str, what: str):
             t = read_delimited(path, "\t" if low.endswith((".tsv", ".tsv.gz")) else ",", labels=True)
             for i, f in enumerate(t.schema):
                 if pa.types.is_integer(f.type) and f.name not in (*TEXT_COLUMNS, "label"):
-                    t = t.set_column(i, f.name, t[f.name].cast(pa.float64()))
+                    try:
+                        t = t.set_column(i, f.name, float64_exact(t[f.name], f.name, path))
+                    except RowError as exc:  # named by the file's line
+                        raise row_error_in_lines(exc, {path: path}) from None
             return t
         if low.endswith((".feather", ".arrow", ".ipc")):
             return pf.read_table(path)
@@ -191,29 +194,45 @@ def _cast_column(table, name, type_):
 def _align_keys(run_schema, qrels, run=None):
     """qid / docid held as integers by one input and as text by the other (a Parquet run and a
     TREC qrels file): the qrels are read as the run's kind -- text as integers where every id is
-    one (``001`` is then 1), integers as text -- with a note on stderr. Where the qrels' text is
-    not all integers the in-memory ``run`` is read as text instead (a streamed run, ``run=None``,
+    an integer's own decimal text (``1``, ``-3``; not ``001``, which would merge with ``1``),
+    integers as text -- with a note on stderr. Where the qrels' text is not all such integers
+    the in-memory ``run`` is read as text instead (a streamed run, ``run=None``,
     cannot be: an error). The same rule for both paths, so one input gives one result whatever
     its size. Returns ``(run, qrels)``."""
     import pyarrow as pa
 
     from uefast.errors import InputError
 
+    import pyarrow.compute as pc
+
     for name, run_int in _key_mismatches(run_schema, qrels):
         target = pa.int64() if run_int else pa.string()
         try:
-            qrels = _cast_column(qrels, name, target)
+            cast = _cast_column(qrels, name, target)
+            if run_int:  # text -> integer only where no two texts become one integer: every id
+                # must be the integer's own decimal text ("01", "+1", " 1" are not: 1 and 01
+                # are two TREC topics, which the cast would merge)
+                text = qrels[name].cast(pa.string())
+                if not pc.all(pc.equal(cast[name].cast(pa.string()), text)).as_py():
+                    bad = pc.invert(pc.equal(cast[name].cast(pa.string()), text))
+                    raise _NotCanonical(text.filter(bad)[0].as_py())
+            qrels = cast
             print(f"uefast evaluate: note: qrels column {name!r} read as {target} to match the "
                   f"run", file=sys.stderr)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, _NotCanonical) as exc:
+            why = (f"holds {exc.args[0]!r}, not an integer's own decimal text (it would merge with "
+                   f"another id)" if isinstance(exc, _NotCanonical) else "holds text that is not all integers")
             if run is None:
                 raise InputError(f"the streamed run's column {name!r} holds integers but the "
-                                 f"qrels' hold text that is not all integers; write the run's "
-                                 f"{name} as text") from None
+                                 f"qrels' {why}; write the run's {name} as text") from None
             run = _cast_column(run, name, pa.string())
-            print(f"uefast evaluate: note: run column {name!r} holds integers, the qrels' text "
-                  f"that is not all integers: compared as decimal text", file=sys.stderr)
+            print(f"uefast evaluate: note: run column {name!r} holds integers, the qrels' {name} "
+                  f"{why}: compared as decimal text", file=sys.stderr)
     return run, qrels
+
+
+class _NotCanonical(Exception):
+    """A qrels id whose integer's decimal text differs from it (``01``)."""
 
 
 def _load(args):

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
-from uefast.inputs import numpy_view, readonly, string_array
+from uefast.inputs import float64_exact, numpy_view, readonly, string_array
 from uefast.io import _fast
 from uefast.io._fused import scan_rank_run
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
@@ -232,7 +232,7 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
     doc = _as_str(_col(run, "docid"))
     sc = _col(run, "score")
     if pa.types.is_integer(sc.type) or pa.types.is_floating(sc.type):
-        score = numpy_view(sc.cast(pa.float64()), null_value=np.nan)  # no pandas import
+        score = numpy_view(float64_exact(sc, "score", source), null_value=np.nan)  # no pandas import
     else:
         score = np.asarray(sc.to_numpy(zero_copy_only=False), dtype=np.float64)
     if float32_scores:
