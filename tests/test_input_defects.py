@@ -67,7 +67,7 @@ def test_integer_qids_never_merge_topics_1_and_01(tmp_path, capsys):
     q = str(tmp_path / "q")
     rows, err = _per_query(capsys, [str(tmp_path / "run.parquet"), "--qrels", q])
     assert [(r["qid"], r["n_judged"], r["value"]) for r in rows] == [("1", 1, 1.0)]
-    assert "'01', not an integer's own decimal text" in err
+    assert "'01' and another id of the same integer" in err
     text_rows, _ = _per_query(capsys, ["--run", str(tmp_path / "run.txt"), "--qrels", q])
     assert [(r["qid"], r["n_judged"], r["value"]) for r in text_rows] == [("1", 1, 1.0)]
 

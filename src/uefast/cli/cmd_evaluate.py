@@ -194,9 +194,9 @@ def _cast_column(table, name, type_):
 def _align_keys(run_schema, qrels, run=None):
     """qid / docid held as integers by one input and as text by the other (a Parquet run and a
     TREC qrels file): the qrels are read as the run's kind -- text as integers where every id is
-    an integer's own decimal text (``1``, ``-3``; not ``001``, which would merge with ``1``),
-    integers as text -- with a note on stderr. Where the qrels' text is not all such integers
-    the in-memory ``run`` is read as text instead (a streamed run, ``run=None``,
+    one and no two ids are the same integer (``001`` alone is then 1; ``1`` and ``01`` together
+    are two topics, never merged), integers as text -- with a note on stderr. Where the qrels'
+    text is not so, the in-memory ``run`` is read as text instead (a streamed run, ``run=None``,
     cannot be: an error). The same rule for both paths, so one input gives one result whatever
     its size. Returns ``(run, qrels)``."""
     import pyarrow as pa
@@ -209,19 +209,18 @@ def _align_keys(run_schema, qrels, run=None):
         target = pa.int64() if run_int else pa.string()
         try:
             cast = _cast_column(qrels, name, target)
-            if run_int:  # text -> integer only where no two texts become one integer: every id
-                # must be the integer's own decimal text ("01", "+1", " 1" are not: 1 and 01
-                # are two TREC topics, which the cast would merge)
+            if run_int:  # text -> integer only where no two texts become one integer ("1" and
+                # "01" are two TREC topics, which the cast would merge; "001" alone is topic 1)
                 text = qrels[name].cast(pa.string())
-                if not pc.all(pc.equal(cast[name].cast(pa.string()), text)).as_py():
-                    bad = pc.invert(pc.equal(cast[name].cast(pa.string()), text))
-                    raise _NotCanonical(text.filter(bad)[0].as_py())
+                if len(pc.unique(cast[name])) != len(pc.unique(text)):
+                    merged = pc.invert(pc.equal(cast[name].cast(pa.string()), text))
+                    raise _NotCanonical(text.filter(merged)[0].as_py())
             qrels = cast
             print(f"uefast evaluate: note: qrels column {name!r} read as {target} to match the "
                   f"run", file=sys.stderr)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, _NotCanonical) as exc:
-            why = (f"holds {exc.args[0]!r}, not an integer's own decimal text (it would merge with "
-                   f"another id)" if isinstance(exc, _NotCanonical) else "holds text that is not all integers")
+            why = (f"holds {exc.args[0]!r} and another id of the same integer (read as integers "
+                   f"they would merge)" if isinstance(exc, _NotCanonical) else "holds text that is not all integers")
             if run is None:
                 raise InputError(f"the streamed run's column {name!r} holds integers but the "
                                  f"qrels' {why}; write the run's {name} as text") from None
@@ -232,7 +231,7 @@ def _align_keys(run_schema, qrels, run=None):
 
 
 class _NotCanonical(Exception):
-    """A qrels id whose integer's decimal text differs from it (``01``)."""
+    """Two qrels ids that are the same integer (``1`` and ``01``)."""
 
 
 def _load(args):
