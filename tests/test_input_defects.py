@@ -10,7 +10,7 @@ import pytest
 
 import uefast
 from uefast.cli import main as cli_main
-from uefast.errors import InputError, RowError
+from uefast.errors import RowError
 from uefast.trec_eval import evaluate_trec
 
 BIG = 2 ** 53 + 1

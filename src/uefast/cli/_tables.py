@@ -39,7 +39,7 @@ def _labels(arr, path):
 
     from uefast.errors import InputError
     from uefast.inputs import numeric_array
-    from uefast.io._scan import parse_integral, read_bytes
+    from uefast.io._scan import parse_integral
 
     arr = pc.utf8_trim_whitespace(arr.cast(pa.string()))
     n = len(arr)
