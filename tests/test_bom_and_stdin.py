@@ -50,6 +50,12 @@ def test_trec_readers_drop_a_bom(tmp_path, gz):
 def test_letor_and_trec_eval_output_readers_drop_a_bom(tmp_path):
     letor = _write(tmp_path, "l.txt", BOM + b"2 qid:7 1:0.5\n0 qid:7 1:0.25\n")
     assert read_letor(letor)["qid"].to_pylist() == ["7", "7"]
+    # score files and group files (LightGBM's .query) too
+    plain = _write(tmp_path, "g.txt", b"2 1:0.5\n0 1:0.25\n1 1:0.1\n")
+    _write(tmp_path, "g.txt.query", BOM + b"2\n1\n")
+    scores = _write(tmp_path, "sys.txt", BOM + b"0.5\n0.25\n1\n")
+    t = read_letor(plain, score_files=[scores])
+    assert t["qid"].to_pylist() == ["0", "0", "1"] and t["sys"].to_pylist() == [0.5, 0.25, 1.0]
     out = _write(tmp_path, "o.txt", BOM + b"map                   \t301\t0.5000\nmap                   \tall\t0.5000\n")
     assert read_trec_eval_output(out)["measure"].to_pylist() == ["map"]
 
