@@ -41,3 +41,22 @@ def test_null_label_error_points_to_the_right_path():
     joined = pl.DataFrame({"qid": ["1", "1"], "docid": ["a", "x"], "score": [2.0, 1.0], "label": [1, None]})
     with pytest.raises(InputError, match=r"null.*unjudged.*uefast.polars.evaluate\(run, qrels\)"):
         joined.group_by("qid").agg(uep.ap("label", "score"))
+
+
+def test_robust2003_inexpc2_join_vs_evaluate(shared_data):
+    """The issue's numbers: TREC 2003 Robust InexpC2, mean AP 0.2249 (= trec_eval map) by
+    evaluate(run, qrels), 0.2785 by the join-and-group mistake, which the guard refuses."""
+    from uefast.io import read_qrels, read_run
+    from uefast.trec_eval import evaluate_trec
+
+    d = shared_data / "trec2003_robust"
+    qrels = pl.from_arrow(read_qrels(d / "robust03_qrels.txt"))
+    run = pl.from_arrow(read_run(d / "runs" / "input.InexpC2.gz")).select(["qid", "docid", "score"])
+    right = uep.evaluate(run, qrels, ["AP"], ue=False)["value"].mean()
+    te = evaluate_trec(run.to_arrow(), qrels.to_arrow(), ["map"])
+    assert f"{right:.4f}" == f"{te.slots[-1].summary:.4f}" == "0.2249"
+    joined = run.join(qrels, on=["qid", "docid"], how="left").with_columns(pl.col("label").fill_null(0))
+    wrong = joined.group_by("qid").agg(uep.ap("label", "score", docid="docid").alias("ap"))["ap"].mean()
+    assert f"{wrong:.4f}" == "0.2785"
+    with pytest.raises(InputError, match="relevant document"):
+        uep.require_all_relevant(joined, qrels)
