@@ -30,7 +30,7 @@ HELP = "trec_eval drop-in: same arguments, byte-identical output (+ --ue, --form
 DESCRIPTION = __doc__
 USAGE = ("usage: uefast trec_eval [-h] [-q] [-n] [-c] [-J] [-l <num>] [-M <num>] [-N <num>] "
          "{-m measure[.params]}* [--trec-eval-version 10.0|9.0.8] [--ue] "
-         "[--format text|tsv|jsonl|parquet] [--output PATH] rel_info_file results_file\n")
+         "[--format text|tsv|jsonl|parquet] [--output PATH] rel_info_file results_file|-\n")
 
 _SHORT_ARG = set("mlDNMRTZ")
 _SHORT_FLAG = set("hvqcnJo")
