@@ -129,7 +129,7 @@ def evaluate(
         ``"paper"``: the paper's formulas (DCG summed to k, E[SP@k] = k p^2) where it has them.
     degenerate
         UE scores of queries with IUB == REB: ``"zero"`` (spec), ``"nan"``, or ``"drop"`` (rows
-        removed and listed in the metadata key ``uefast.dropped``).
+        removed and listed in the metadata key ``uefast.dropped``, also with ``ue=False``).
     rel_level
         Default relevance threshold of binary measures (label >= rel_level), as trec_eval ``-l``.
     queries
@@ -461,15 +461,15 @@ def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
     reb = res.reb.reshape(-1)
     keep = np.ones(nr * nm, bool)
     dropped: list = []
+    if degenerate == "drop":  # the rows go, with or without UE columns (as the metadata says)
+        deg = degenerate_mask(iub, reb)
+        keep = ~deg
+        rows = np.flatnonzero(deg)
+        s_idx, q_idx, m_idx = res.sys_idx[rows // nm], res.q_idx[rows // nm], rows % nm
+        dropped = [[res.systems[int(s)].as_py(), res.qids[int(q)].as_py(), str(mlist[int(m)])]
+                   for s, q, m in zip(s_idx, q_idx, m_idx)]
     if ue:
         v1, v2 = ue_scores(value, iub, reb, degenerate)
-        if degenerate == "drop":
-            deg = degenerate_mask(iub, reb)
-            keep = ~deg
-            rows = np.flatnonzero(deg)
-            s_idx, q_idx, m_idx = res.sys_idx[rows // nm], res.q_idx[rows // nm], rows % nm
-            dropped = [[res.systems[int(s)].as_py(), res.qids[int(q)].as_py(), str(mlist[int(m)])]
-                       for s, q, m in zip(s_idx, q_idx, m_idx)]
         v1a = numeric_array(v1[keep])
         v2a = numeric_array(v2[keep])
     else:

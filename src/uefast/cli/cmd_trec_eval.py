@@ -7,6 +7,8 @@ Parses trec_eval's own (GNU getopt) argument syntax, e.g. ``-q -c -M1000 -m all_
 * ``--trec-eval-version 10.0|9.0.8`` (default 10.0): 9.0.8 is what pytrec_eval users get; its
   measure table has no unj, rbp, rbp_resid, dcg or ideal_dcg (illegal measures there).
 * ``--format text|tsv|jsonl|parquet`` and ``--output PATH`` (parquet needs ``--output``).
+* ``-`` as results_file reads the run from standard input (as trec_eval 10.0; with either
+  ``--trec-eval-version``).
 * ``--ue``: after each measure that uefast's engine also computes (map, P_k, ndcg_cut_k,
   recip_rank, Rprec, recall_k, map_cut_k, success_k) print four more lines in the same format:
   ``<name>_iub`` (ideal upper bound), ``<name>_reb`` (random expected baseline),
@@ -28,7 +30,7 @@ HELP = "trec_eval drop-in: same arguments, byte-identical output (+ --ue, --form
 DESCRIPTION = __doc__
 USAGE = ("usage: uefast trec_eval [-h] [-q] [-n] [-c] [-J] [-l <num>] [-M <num>] [-N <num>] "
          "{-m measure[.params]}* [--trec-eval-version 10.0|9.0.8] [--ue] "
-         "[--format text|tsv|jsonl|parquet] [--output PATH] rel_info_file results_file\n")
+         "[--format text|tsv|jsonl|parquet] [--output PATH] rel_info_file results_file|-\n")
 
 _SHORT_ARG = set("mlDNMRTZ")
 _SHORT_FLAG = set("hvqcnJo")
@@ -195,10 +197,14 @@ def main(argv: list[str]) -> int:
         raise InputError(f"expected rel_info_file and results_file, got {len(pos)} file argument(s)\n{USAGE}")
     if fmt == "parquet" and not output:
         raise InputError("--format parquet needs --output PATH")
+    if pos[1] == "-":  # trec_eval 10.0: results_file '-' is standard input
+        from uefast.io._fast import MemoryFile
+
+        pos[1] = MemoryFile(sys.stdin.buffer.read(), "-")
     if max_docs is not None and max_docs < 0:
         max_docs = 0
 
-    from uefast.trec_eval import evaluate_trec, output as out_mod
+    from uefast.trec_eval import evaluate_trec, output as out_mod, unretrieved
 
     extra = None
     if ue:
@@ -220,6 +226,13 @@ def main(argv: list[str]) -> int:
         res = evaluate_trec(scanned, qi, measures, version=version, relevance_level=level, complete=complete,
                             max_docs=max_docs, judged_only=judged, num_docs_in_coll=n_coll)
     kw = dict(per_query=q, summary=summary, extra=extra)
+    stop = unretrieved.stop_point(res, version=version, complete=complete)
+    if stop is not None:  # trec_eval 10.0 prints the topics before it (text), then exits 4
+        if fmt != "text":
+            print(f"uefast trec_eval: error: {unretrieved.message(stop[0], pos[1])}", file=sys.stderr)
+            return unretrieved.EXIT_STATUS
+        res, kw["extra"] = unretrieved.head(res, stop[1], extra)
+        kw["summary"] = False
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -235,4 +248,7 @@ def main(argv: list[str]) -> int:
             sys.stdout.flush()
         except BrokenPipeError:
             return 0
+    if stop is not None:
+        print(f"uefast trec_eval: error: {unretrieved.message(stop[0], pos[1])}", file=sys.stderr)
+        return unretrieved.EXIT_STATUS
     return 0

@@ -19,7 +19,20 @@ _TYPE_COLOURS = {
 }
 
 
+def require_matplotlib() -> None:
+    """Raise :class:`~uefast.errors.MissingDependencyError` (one line naming the ``report``
+    extra) unless matplotlib can be imported: called before any work that ends in figures."""
+    from uefast.errors import MissingDependencyError
+
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError('the report figures need matplotlib, which is not installed: '
+                                     'pip install "uefast[report]"') from None
+
+
 def _plt():
+    require_matplotlib()
     import matplotlib
 
     matplotlib.use("Agg", force=True)
