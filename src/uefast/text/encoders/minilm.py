@@ -104,10 +104,10 @@ class NumpyMiniLM:
     ``sha256``: expected hex sha256 of ``model.safetensors`` (checked on load; ``None`` skips
     the check, for models other than the pinned one); ``layer``: hidden state returned
     (0..num_hidden_layers, default the last); ``window``: content wordpieces per chunk (default
-    max_seq_length 256 − 2 = 254, SPEC §5.1); ``batch_tokens``: padded tokens per forward batch."""
+    MiniLM's max_seq_length 256 − 2 = 254, SPEC §5.1, or max_position_embeddings − 2 if less); ``batch_tokens``: padded tokens per forward batch."""
 
     def __init__(self, model_dir: str | Path, *, sha256: str | None = MINILM_SHA256,
-                 layer: int | None = None, window: int = 254, batch_tokens: int = 8192) -> None:
+                 layer: int | None = None, window: int | None = None, batch_tokens: int = 8192) -> None:
         model_dir = Path(model_dir)
         weights = model_dir / "model.safetensors"
         for f in ("config.json", "model.safetensors", "tokenizer.json"):
@@ -130,6 +130,7 @@ class NumpyMiniLM:
         self.layer = self.n_layers if layer is None else int(layer)
         if not 0 <= self.layer <= self.n_layers:
             raise ValueError(f"layer must be in 0..{self.n_layers}, got {layer}")
+        window = min(254, self.max_positions - 2) if window is None else int(window)
         if not 1 <= window <= self.max_positions - 2:
             raise ValueError(f"window must be in 1..{self.max_positions - 2}, got {window}")
         self.window = int(window)
