@@ -18,7 +18,8 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-__all__ = ["TokenEmbeddings", "Encoder", "default_encoder", "NumpyMiniLM", "TransformersEncoder"]
+__all__ = ["TokenEmbeddings", "Encoder", "CachedEncoder", "default_encoder", "NumpyMiniLM",
+           "TransformersEncoder"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,28 @@ class Encoder(Protocol):
         """Encode given content wordpiece-id sequences as ``[CLS] ids [SEP]`` (chunked if
         longer than the window): used to re-encode sampled summaries (SPEC §5.2, §5.3)."""
         ...
+
+
+class CachedEncoder:
+    """An :class:`Encoder` wrapper that remembers the embeddings of every text it has encoded,
+    so several BERTScore calls over the same texts (P, R and F; several REBs) encode each text
+    once. ``encode_ids`` is passed through uncached. The cache lives as long as the object."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        self.encoder = encoder
+        self.name = encoder.name
+        self._cache: dict[str, TokenEmbeddings] = {}
+
+    def encode(self, texts: Sequence[str]) -> list[TokenEmbeddings]:
+        """Embeddings of each text, encoding only those not seen before (once each)."""
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if todo:
+            self._cache.update(zip(todo, self.encoder.encode(todo)))
+        return [self._cache[t] for t in texts]
+
+    def encode_ids(self, ids: Sequence[np.ndarray]) -> list[TokenEmbeddings]:
+        """The wrapped encoder's ``encode_ids``."""
+        return self.encoder.encode_ids(ids)
 
 
 def default_encoder() -> "NumpyMiniLM":
