@@ -283,6 +283,8 @@ def test_rows_bad_input():
         bertscore_rows([None, "a"], REFS, SRC, encoder=enc)
     with pytest.raises(RowError, match="reference: row 0: expected a string, got int"):
         bertscore_rows(CAND, [[3], ["a"]], SRC, encoder=enc)
+    with pytest.raises(RowError, match="source: row 1: not valid Unicode text"):
+        bertscore_rows(CAND, REFS, [SRC[0], "ok \ud800 x"], encoder=enc)
     for kw, msg in [({"score": "F"}, "`score` must be one of"), ({"reb": "mc"}, "`reb`"),
                     ({"iub": "len"}, "`iub`"), ({"multi_ref": "jack"}, "`multi_ref`"),
                     ({"length": "source"}, "`length`"),

@@ -161,6 +161,16 @@ def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
+def _check_text(name: str, i: int, v) -> None:
+    if not isinstance(v, str):
+        raise RowError(name, "row ", i, f": expected a string, got {type(v).__name__}")
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise RowError(name, "row ", i, f": not valid Unicode text ({e.reason} at character "
+                       f"{e.start}: {v[e.start:e.end]!r})") from None
+
+
 def _check_rows(candidates, references, sources) -> list[list[str]]:
     n = len(candidates)
     for name, col in (("reference", references), ("source", sources)):
@@ -168,16 +178,13 @@ def _check_rows(candidates, references, sources) -> list[list[str]]:
             raise InputError(f"{name}: {len(col)} rows, but candidate has {n} rows")
     refs: list[list[str]] = []
     for i in range(n):
-        for name, v in (("candidate", candidates[i]), ("source", sources[i])):
-            if not isinstance(v, str):
-                raise RowError(name, "row ", i, f": expected a string, got {type(v).__name__}")
+        _check_text("candidate", i, candidates[i])
+        _check_text("source", i, sources[i])
         r = [references[i]] if isinstance(references[i], str) else list(references[i])
         if not r:
             raise RowError("reference", "row ", i, ": empty list of references")
         for v in r:
-            if not isinstance(v, str):
-                raise RowError("reference", "row ", i,
-                               f": expected a string, got {type(v).__name__}")
+            _check_text("reference", i, v)
         refs.append(r)
     return refs
 
