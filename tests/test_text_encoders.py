@@ -288,3 +288,14 @@ def test_transformers_encoder_matches_numpy():
         assert a.ids.tolist() == b.ids.tolist()
         np.testing.assert_allclose(a.content, b.content, atol=1e-5)
         np.testing.assert_allclose(a.special, b.special, atol=1e-5)
+
+
+def test_missing_optional_packages_name_their_extras(tiny_dir, monkeypatch):
+    import sys
+    from uefast.text.encoders.transformers import TransformersEncoder
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    with pytest.raises(ModuleNotFoundError, match=r"'tokenizers'.*uefast\[text-encoder\]"):
+        NumpyMiniLM(tiny_dir, sha256=None)
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(ModuleNotFoundError, match=r"'torch'.*uefast\[bertscore\]"):
+        TransformersEncoder(tiny_dir)
