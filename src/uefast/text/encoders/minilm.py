@@ -188,28 +188,27 @@ class NumpyMiniLM:
         """Hidden state ``self.layer`` for a right-padded batch ``ids`` (B, T) whose rows have
         ``lengths`` real tokens (including [CLS]/[SEP]); returns (B, T, hidden) float32 (rows
         past a sequence's length are padding garbage)."""
-        from scipy.special import erf
+        from ._kernels import add_layer_norm, bias_gelu_, softmax_rows_
         ids = np.asarray(ids, dtype=np.int64)
+        lengths = np.asarray(lengths, dtype=np.int64)
         B, T = ids.shape
         if T > self.max_positions:
             raise ValueError(f"sequence of {T} tokens exceeds {self.max_positions} positions")
         h, nh = self.hidden, self.heads
         dh = h // nh
         x = self.word[ids] + self.pos[:T] + self.type0
-        x = _layer_norm(x, *self.emb_ln, self.eps).reshape(B * T, h)
-        mask = np.where(np.arange(T)[None, :] < np.asarray(lengths)[:, None],
-                        np.float32(0), np.finfo(np.float32).min)[:, None, None, :]
+        x = np.ascontiguousarray(_layer_norm(x, *self.emb_ln, self.eps).reshape(B * T, h),
+                                 dtype=np.float32)
         scale = np.float32(1.0 / np.sqrt(dh))
         for L in self.layers[: self.layer]:
             qkv = (x @ L.qkv_w + L.qkv_b).reshape(B, T, 3, nh, dh).transpose(2, 0, 3, 1, 4)
-            s = (qkv[0] * scale) @ qkv[1].transpose(0, 1, 3, 2) + mask   # (B, nh, T, T)
-            s = np.exp(s - s.max(axis=-1, keepdims=True))
-            s /= s.sum(axis=-1, keepdims=True)
-            ctx = (s @ qkv[2]).transpose(0, 2, 1, 3).reshape(B * T, h)
-            x = _layer_norm(x + ctx @ L.out_w + L.out_b, L.ln1_g, L.ln1_b, self.eps)
-            u = x @ L.in_w + L.in_b
-            u = u * (np.float32(0.5) * (np.float32(1.0) + erf(u * np.float32(1 / np.sqrt(2)))))
-            x = _layer_norm(x + u @ L.out2_w + L.out2_b, L.ln2_g, L.ln2_b, self.eps)
+            s = np.ascontiguousarray(qkv[0]) @ np.ascontiguousarray(qkv[1]).transpose(0, 1, 3, 2)
+            softmax_rows_(s, scale, lengths)                  # keys past a length get weight 0
+            ctx = (s @ np.ascontiguousarray(qkv[2])).transpose(0, 2, 1, 3).reshape(B * T, h)
+            x = add_layer_norm(x, ctx @ L.out_w, L.out_b, L.ln1_g, L.ln1_b, self.eps)
+            u = x @ L.in_w
+            bias_gelu_(u, L.in_b)
+            x = add_layer_norm(x, u @ L.out2_w, L.out2_b, L.ln2_g, L.ln2_b, self.eps)
         return x.reshape(B, T, h)
 
     def _run_chunks(self, seqs: list[np.ndarray]) -> list[np.ndarray]:
