@@ -183,7 +183,11 @@ def _check_rows(candidates, references, sources) -> list[list[str]]:
     for i in range(n):
         _check_text("candidate", i, candidates[i])
         _check_text("source", i, sources[i])
-        r = [references[i]] if isinstance(references[i], str) else list(references[i])
+        try:
+            r = [references[i]] if isinstance(references[i], str) else list(references[i])
+        except TypeError:
+            raise RowError("reference", "row ", i, ": expected a string or a list of strings, "
+                           f"got {type(references[i]).__name__}") from None
         if not r:
             raise RowError("reference", "row ", i, ": empty list of references")
         for v in r:
