@@ -1,7 +1,7 @@
 """uefast: fast, exact evaluation of ranking systems with IUB, REB and UE normalisation.
 
 Main entry points: :func:`evaluate` (per-query long table), :func:`aggregate` (means),
-:func:`parse_measure`. Statistics live in :mod:`uefast.stats`, meta-evaluation in
+:func:`parse_measure`, :func:`report` (a paper's results table). Statistics live in :mod:`uefast.stats`, meta-evaluation in
 :mod:`uefast.meta`, TREC/LETOR readers in :mod:`uefast.io`, Polars expressions in
 :mod:`uefast.polars`.
 """
@@ -23,4 +23,15 @@ __all__ = [
     "UefastError",
     "InputError",
     "MeasureParseError",
+    "report",
 ]
+
+
+def __getattr__(name):
+    """``uefast.report``: :func:`uefast.paper.table.report` (the paper results table), imported on
+    first use so that ``import uefast`` stays light."""
+    if name == "report":
+        from uefast.paper.table import report
+
+        return report
+    raise AttributeError(f"module 'uefast' has no attribute {name!r}")
