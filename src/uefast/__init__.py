@@ -13,6 +13,10 @@ from uefast.errors import InputError, MeasureParseError, UefastError  # noqa: E4
 from uefast.evaluate import aggregate, evaluate  # noqa: E402
 from uefast.measures import Measure, parse_measure, parse_measures  # noqa: E402
 
+# Imported on first use (PEP 562), so that ``import uefast`` does not load the statistics. (Not
+# for ``evaluate``: importing the submodule ``uefast.evaluate`` would shadow a lazy function.)
+_LAZY = {"report": "uefast.paper.table"}
+
 __all__ = [
     "__version__",
     "evaluate",
@@ -28,10 +32,17 @@ __all__ = [
 
 
 def __getattr__(name):
-    """``uefast.report``: :func:`uefast.paper.table.report` (the paper results table), imported on
-    first use so that ``import uefast`` stays light."""
-    if name == "report":
-        from uefast.paper.table import report
+    """The names of :data:`_LAZY`, imported from their module on first use (and then kept as
+    attributes of the package, so this runs once per name)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'uefast' has no attribute {name!r}")
+    import importlib
 
-        return report
-    raise AttributeError(f"module 'uefast' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
