@@ -224,3 +224,12 @@ def test_cli_runs(tmp_path, capsys):
                  str(tmp_path / "qrels"), "-m", "P@3", "--format", "csv"]) == 0
     rows = pacsv.read_csv(io.BytesIO(capsys.readouterr().out.encode())).to_pylist()
     assert [(r["system"], r["mean"]) for r in rows] == [("good", 1.0), ("poor", 0.0)]
+
+
+def test_cli_choices_are_the_librarys():
+    from uefast.cli import cmd_report
+    from uefast.paper.table import COLUMNS
+    from uefast.stats.pairs import CORRECTIONS, PAIR_METHODS
+
+    assert (cmd_report.COLUMNS, cmd_report.CORRECTIONS, cmd_report.PAIR_METHODS) == (
+        COLUMNS, CORRECTIONS, PAIR_METHODS)

@@ -25,10 +25,14 @@ examples:
   uefast report --run a.run b.run c.run --qrels q.txt -m AP --format html -o table.html"""
 
 
-def add_arguments(p) -> None:
-    from uefast.paper.table import COLUMNS
-    from uefast.stats.pairs import CORRECTIONS, PAIR_METHODS
+# the choices of uefast.paper.table.COLUMNS and uefast.stats.pairs (checked equal by the tests):
+# written out, so that building the parser (every command) imports no statistics
+COLUMNS = ("value", "ue_v1", "ue_v2", "iub", "reb")
+CORRECTIONS = ("none", "bonferroni", "holm", "bh")
+PAIR_METHODS = ("t", "wilcoxon", "sign", "bootstrap", "randomization", "tukey_hsd")
 
+
+def add_arguments(p) -> None:
     p.add_argument("input", nargs="?", help="per-query table (.parquet, .csv, .tsv)")
     p.add_argument("--run", nargs="+", action="extend", metavar="FILE",
                    help="TREC run files (one system each), evaluated first; needs --qrels")
