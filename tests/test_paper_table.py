@@ -146,6 +146,18 @@ def test_exports_have_one_row_per_system_and_round_trip():
     assert rep.to_polars().height == 24
 
 
+def test_display_options_change_the_text_not_the_numbers():
+    t = _long()
+    plain = uefast.report(t, baseline="bm25")
+    shown = uefast.report(t, baseline="bm25", percent=True, digits=1, ci=False, bold=False)
+    c = plain.cells[("x_rr", ("AP", "value"))]
+    md = shown.to_markdown()
+    assert f"| {100 * c.mean:.1f}† |" in md and "**" not in md and "±" not in md.split("\n\n")[0]
+    assert "(×100)" in shown.legend()
+    assert shown.to_arrow().equals(plain.to_arrow().replace_schema_metadata(
+        shown.to_arrow().schema.metadata))
+
+
 def test_save_by_suffix(tmp_path):
     rep = uefast.report(_long(), baseline="dense")
     for suffix, start in ((".md", "| System"), (".tex", "% needs"), (".html", "<table>"),

@@ -56,6 +56,7 @@ def add_arguments(p) -> None:
     p.add_argument("--n-resamples", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--digits", type=int, default=4, help="decimals shown (default: 4)")
+    p.add_argument("--percent", action="store_true", help="show means and CIs x100")
     p.add_argument("--no-ci", dest="ci", action="store_false", help="leave out the ± CI")
     p.add_argument("--no-bold", dest="bold", action="store_false", help="no bold best")
     p.add_argument("--format", choices=("markdown", "latex", "html", "csv"), default=None,
@@ -104,7 +105,7 @@ def run(args) -> int:
                    confidence_level=args.confidence_level, columns=args.columns or ("value",),
                    ue=args.ue, systems=systems, missing=args.missing,
                    n_resamples=args.n_resamples, seed=args.seed, digits=args.digits,
-                   ci=args.ci, bold=args.bold)
+                   ci=args.ci, bold=args.bold, percent=args.percent)
     if fmt == "latex":
         text = table.to_latex(caption=args.caption, label=args.label)
     else:

@@ -26,8 +26,9 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
 def _parts(t, system, key):
     """(mean text, ± text or "", marker, bold) of one cell, markup-free."""
     c = t.cells[(system, key)]
-    mean = f"{c.mean:.{t.digits}f}"
-    pm = f"{(c.ci_high - c.ci_low) / 2:.{t.digits}f}" if t.show_ci else ""
+    f = 100.0 if t.percent else 1.0
+    mean = f"{f * c.mean:.{t.digits}f}"
+    pm = f"{f * (c.ci_high - c.ci_low) / 2:.{t.digits}f}" if t.show_ci else ""
     if t.baseline is not None:  # the baseline's own row carries no marker
         marker = "" if system == t.baseline else (
             "†" if c.better_than else ("‡" if c.worse_than else ""))

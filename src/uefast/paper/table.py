@@ -76,6 +76,7 @@ class PaperTable:
     digits: int = 4
     show_ci: bool = True
     bold_best: bool = True
+    percent: bool = False
 
     def header(self, key) -> str:
         """Column heading: the measure, with ``UE-V2`` etc. for a column other than ``value``."""
@@ -86,8 +87,9 @@ class PaperTable:
     def legend(self) -> str:
         """One paragraph saying what the numbers, markers and bold mean."""
         level = f"{100 * self.confidence_level:.12g}%"
-        parts = [f"Mean over topics ± half-width of the {level} Student-t confidence interval."
-                 if self.show_ci else "Mean over topics."]
+        scale = " (×100)" if self.percent else ""
+        parts = [f"Mean over topics{scale} ± half-width of the {level} Student-t confidence interval."
+                 if self.show_ci else f"Mean over topics{scale}."]
         test = _METHOD_NAMES[self.method]
         corr = _CORRECTION_NAMES[self.correction]
         if self.method == "tukey_hsd" and self.correction == "none":
@@ -216,7 +218,7 @@ def _measure_order(table, measures):
 def report(results, qrels=None, measures=None, *, baseline=None, method="t", correction="holm",
            alpha=0.05, confidence_level=0.95, columns=("value",), ue=False, systems=None,
            missing="intersect", n_resamples=None, seed=0, digits=4, ci=True, bold=True,
-           **evaluate_kw) -> PaperTable:
+           percent=False, **evaluate_kw) -> PaperTable:
     """Results table for a paper: systems x measures, means with confidence intervals and
     significance markers.
 
@@ -234,6 +236,10 @@ def report(results, qrels=None, measures=None, *, baseline=None, method="t", cor
       is significantly better than, as ranx does);
     * bold: the largest mean of the column (every system tied with it too).
 
+    Display: ``digits`` decimals, ``percent=True`` shows means and intervals ×100 (as ranx's
+    ``show_percentages``), ``ci=False`` leaves out the ± interval, ``bold=False`` the bold; the
+    numbers of :meth:`PaperTable.to_arrow` / CSV are never scaled or rounded.
+
     The default is the paired t-test with Holm's correction (Holm 1979): the markers control the
     family-wise error rate of each column, where uncorrected markers (ranx's and PyTerrier's
     defaults) do not.
@@ -250,7 +256,7 @@ def report(results, qrels=None, measures=None, *, baseline=None, method="t", cor
         raise InputError(f"`columns` {bad!r} not in the table; it has {table.column_names}")
     out = PaperTable(systems=[], keys=keys, cells={}, baseline=None, method=method,
                      correction=correction, alpha=alpha, confidence_level=level, digits=digits,
-                     show_ci=bool(ci), bold_best=bool(bold))
+                     show_ci=bool(ci), bold_best=bool(bold), percent=bool(percent))
     for key in keys:
         _fill_column(out, table, key, baseline=baseline, missing=missing, systems=systems,
                      n_resamples=n_resamples, seed=seed)
