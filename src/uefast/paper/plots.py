@@ -2,7 +2,7 @@
 baseline, system means with confidence intervals, ASL curves of several measures.
 
 Each ``plot_*`` function returns a matplotlib ``Figure`` and, given ``path``, writes it (PNG at
-``dpi`` >= 150, default 200; SVG or PDF by the suffix). The numbers are uefast's own:
+``dpi`` >= 150, default 200; SVG or PDF by the suffix) and closes it in pyplot. The numbers are uefast's own:
 :func:`pr_curves` is trec_eval's ``iprec_at_recall`` (via :func:`uefast.trec_eval.evaluate_trec`),
 means and intervals are :func:`uefast.report`'s, p-values :func:`uefast.stats.all_pairs`'.
 matplotlib is optional (``pip install "uefast[report]"``); :func:`require_matplotlib` says so in
@@ -27,16 +27,17 @@ RECALL_LEVELS = tuple(round(0.1 * i, 1) for i in range(11))
 
 
 def require_matplotlib():
-    """``matplotlib.pyplot`` on the Agg backend, or an :class:`InputError` of one line naming the
-    extra to install. Call it first: before any evaluation is spent on a figure that cannot be
+    """``matplotlib.pyplot`` (on the Agg backend unless the caller imported pyplot already), or
+    an :class:`InputError` of one line naming the extra to install. Call it first: before any evaluation is spent on a figure that cannot be
     drawn."""
+    import sys
+
     try:
         import matplotlib
     except ImportError:
         raise InputError('plots need matplotlib: pip install "uefast[report]"') from None
-    if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "module://matplotlib_inline"
-                                                 ".backend_inline"):
-        matplotlib.use("Agg", force=True)
+    if "matplotlib.pyplot" not in sys.modules:  # the caller's own pyplot keeps its backend
+        matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
@@ -61,8 +62,11 @@ def save_figure(fig, path, dpi=200) -> Path:
 
 
 def _finish(fig, path, dpi):
+    """Save to ``path`` if given, then release the figure from pyplot's registry (a script
+    drawing many figures is not warned about open figures); the Figure stays usable."""
     if path is not None:
         save_figure(fig, path, dpi)
+        require_matplotlib().close(fig)
     return fig
 
 
