@@ -202,6 +202,13 @@ def test_bad_arguments(kw, msg):
         uefast.report(_long(), **kw)
 
 
+def test_empty_ue_columns_are_named():
+    t = _long()
+    t = t.set_column(t.column_names.index("ue_v1"), "ue_v1", pa.nulls(t.num_rows, pa.float64()))
+    with pytest.raises(InputError, match=r"\['ue_v1'\] hold no values"):
+        uefast.report(t, ue=True)
+
+
 def test_one_system_is_refused():
     with pytest.raises(InputError, match="at least 2"):
         uefast.report(_long(systems=(("a", 0.3),)))

@@ -254,6 +254,10 @@ def report(results, qrels=None, measures=None, *, baseline=None, method="t", cor
     bad = [c for c in columns if c not in table.column_names]
     if bad:
         raise InputError(f"`columns` {bad!r} not in the table; it has {table.column_names}")
+    empty = [c for c in columns if table[c].null_count == table.num_rows]
+    if empty:
+        raise InputError(f"column(s) {empty!r} hold no values (evaluated with ue=False / "
+                         f"--no-ue?); evaluate with UE scores or leave out ue / columns")
     out = PaperTable(systems=[], keys=keys, cells={}, baseline=None, method=method,
                      correction=correction, alpha=alpha, confidence_level=level, digits=digits,
                      show_ci=bool(ci), bold_best=bool(bold), percent=bool(percent))
