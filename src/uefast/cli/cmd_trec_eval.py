@@ -214,21 +214,22 @@ def main(argv: list[str]) -> int:
     # as in a shell loop, the exit code then 2
     qrels = _qrels_for(pos[0], ue)
     failed = 0
-    sink = open(output, "w", encoding="utf-8", newline="") if output else None
+    sink = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
     try:
         for path in runs:
-            try:
+            try:  # (a closed pipe ends the loop: BrokenPipeError is not caught per run)
                 _one(pos[0], qrels, path, measures, ue, opt, kw, fmt, None, sink)
+                sink.flush()
             except UefastError as exc:
                 failed += 1
-                (sink or sys.stdout).flush()
+                sink.flush()
                 msg = str(exc)
                 print(f"uefast trec_eval: error: {msg if path in msg else f'{path}: {msg}'}",
                       file=sys.stderr)
     except BrokenPipeError:
         return 0
     finally:
-        if sink:
+        if sink is not sys.stdout:
             sink.close()
     return 2 if failed else 0
 
