@@ -97,13 +97,14 @@ class PaperTable:
         if self.baseline is not None:
             k = len(self.systems) - 1
             parts.append(f"† (‡): significantly better (worse) than {self.baseline} "
-                         f"({test}, {corr} over the {k} comparisons of each column, "
+                         f"({test}, {corr} over the {k} comparison{'s' if k != 1 else ''} of "
+                         f"each column, "
                          f"α = {self.alpha:g}).")
         else:
             k = len(self.systems) * (len(self.systems) - 1) // 2
             parts.append(f"Superscript letters: the systems (by letter) that a system is "
-                         f"significantly better than ({test}, {corr} over the {k} pairs of each "
-                         f"column, α = {self.alpha:g}).")
+                         f"significantly better than ({test}, {corr} over the {k} "
+                         f"pair{'s' if k != 1 else ''} of each column, α = {self.alpha:g}).")
         if self.bold_best:
             parts.append("Bold: the best mean of each column.")
         return " ".join(parts + list(self.notes))
