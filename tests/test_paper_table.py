@@ -252,3 +252,21 @@ def test_cli_choices_are_the_librarys():
 
     assert (cmd_report.COLUMNS, cmd_report.CORRECTIONS, cmd_report.PAIR_METHODS) == (
         COLUMNS, CORRECTIONS, PAIR_METHODS)
+
+
+def test_robust_table_means_are_trec_evals(shared_data):
+    """On four TREC 2003 Robust runs the table's AP and P@10 means are the `map` and `P_10` that
+    `uefast trec_eval` prints (an independent code path, byte-identical to C trec_eval)."""
+    from uefast.io import read_qrels, read_run
+    from uefast.trec_eval import evaluate_trec
+
+    robust = shared_data / "trec2003_robust"
+    runs = sorted((robust / "runs").iterdir())[:4]
+    qrels = robust / "robust03_qrels.txt"
+    res = uefast.evaluate(read_run([str(r) for r in runs]), read_qrels(str(qrels)), ["AP", "P@10"])
+    rep = uefast.report(res, baseline=res["system"][0].as_py())
+    for r in runs:
+        te = evaluate_trec(str(r), str(qrels), ["map", "P.10"])
+        got = {s.name: s.summary for s in te.slots}
+        assert rep.cells[(te.runid, ("AP", "value"))].mean == pytest.approx(got["map"], abs=1e-12)
+        assert rep.cells[(te.runid, ("P@10", "value"))].mean == pytest.approx(got["P_10"], abs=1e-12)
