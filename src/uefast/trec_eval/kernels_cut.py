@@ -48,8 +48,8 @@ def cut_family(rel, off, num_rel, level, cutoffs, kind):
         if (kind == 1 or kind == 2 or kind == 4) and nr == 0:
             continue
         ci = 0
-        rsf = 0
-        unj = 0
+        rsf = np.int64(0)  # int64, not the literal 0: _value is compiled once, not twice
+        unj = np.int64(0)
         s = 0.0
         n = off[q + 1] - off[q]
         for i in range(n):
