@@ -1,0 +1,272 @@
+"""Numba kernels of the expected ROUGE overlap under the source's unigram model (SPEC_text §2):
+a random candidate of L tokens drawn i.i.d. with p(w) = c_src(w)/N.
+
+* ROUGE-1, closed form (§2.1): E[O_1] = sum_w E[min(X_w, r_w)], X_w ~ Bin(L, p_w).
+* ROUGE-N, n >= 2, automaton DP (§2.3): for each distinct reference n-gram g a Markov chain
+  over (KMP state j in 0..n) x (count c in 0..r_g, absorbed at r_g).
+* ROUGE-L / Lsum, Monte Carlo (§2.4): S candidates per (source, L) from a counter-based
+  generator (splitmix64 keyed by seed, source hash, L and draw index), so the draws do not depend
+  on threads or batch order and are shared by every reference of a source (common random
+  numbers); LCS by the bit-parallel recurrence.
+
+A source is its token ids sorted, so that c_src(w) = (#ids <= w) - (#ids < w) by binary search.
+Every kernel loops over groups (one (source, reference) pair with the sorted distinct candidate
+lengths it is needed at) in ``prange``.
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from uefast.text._rouge_kernels import build_pm, lcs_with_pm, lsum_hits
+
+_jit = nb.njit(cache=True, nogil=True)
+_pjit = nb.njit(cache=True, nogil=True, parallel=True)
+
+
+@_jit
+def src_count(src_sorted, w):
+    """c_src(w): occurrences of token w in the sorted source ids."""
+    return np.searchsorted(src_sorted, w, side="right") - np.searchsorted(src_sorted, w)
+
+
+@_jit
+def expected_min_binomial(L, p, r):
+    """E[min(X, r)] for X ~ Bin(L, p): r - sum_{k<r} (r-k) P(X=k), pmf in log space."""
+    if p <= 0.0 or r <= 0 or L <= 0:
+        return 0.0
+    if r >= L:
+        return L * p
+    if p >= 1.0:
+        return float(r)
+    lp = math.log(p)
+    lq = math.log1p(-p)
+    lc = 0.0  # log C(L, k)
+    acc = 0.0
+    for k in range(r):
+        acc += (r - k) * math.exp(lc + k * lp + (L - k) * lq)
+        lc += math.log((L - k) / (k + 1.0))
+    return r - acc
+
+
+@_jit
+def _distinct_runs(sorted_ids):
+    """(values, counts) of a sorted array."""
+    m = sorted_ids.size
+    vals = np.empty(m, dtype=sorted_ids.dtype)
+    cnts = np.zeros(m, dtype=np.int64)
+    k = 0
+    for i in range(m):
+        if k == 0 or vals[k - 1] != sorted_ids[i]:
+            vals[k] = sorted_ids[i]
+            k += 1
+        cnts[k - 1] += 1
+    return vals[:k], cnts[:k]
+
+
+@_pjit
+def expected_overlap_1(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, lengths, out):
+    """out[x] = E[O_1] of group g at candidate length lengths[x], x in len_off[g]:len_off[g+1]."""
+    for g in nb.prange(g_src.size):
+        s = g_src[g]
+        src = src_sorted[src_off[s]:src_off[s + 1]]
+        n_src = src.size
+        ref = np.sort(ids[offs[g_ref[g]]:offs[g_ref[g] + 1]])
+        vals, cnts = _distinct_runs(ref)
+        for x in range(len_off[g], len_off[g + 1]):
+            out[x] = 0.0
+        if n_src == 0:
+            continue
+        for t in range(vals.size):
+            p = src_count(src, vals[t]) / n_src
+            if p == 0.0:
+                continue
+            for x in range(len_off[g], len_off[g + 1]):
+                out[x] += expected_min_binomial(lengths[x], p, cnts[t])
+
+
+@_jit
+def _kmp_delta(gram, alpha):
+    """delta[j, a] for j in 0..n and a indexing the distinct tokens ``alpha`` of the n-gram:
+    the length of the longest suffix of (prefix_j + alpha[a]) that is a prefix of ``gram``."""
+    n = gram.size
+    k = alpha.size
+    fail = np.zeros(n + 1, dtype=np.int64)  # fail[j]: longest proper border of gram[:j]
+    b = 0
+    for j in range(1, n):
+        while b > 0 and gram[j] != gram[b]:
+            b = fail[b]
+        if gram[j] == gram[b]:
+            b += 1
+        fail[j + 1] = b
+    delta = np.zeros((n + 1, k), dtype=np.int64)
+    for j in range(n + 1):
+        for a in range(k):
+            if j < n and gram[j] == alpha[a]:
+                delta[j, a] = j + 1
+            elif j == 0:
+                delta[j, a] = 0
+            else:
+                delta[j, a] = delta[fail[j], a]
+    return delta
+
+
+@_jit
+def expected_min_count(gram, r, probs_alpha, alpha, q, lengths, lo, hi, out):
+    """Add E[min(Y_g, r)] after t tokens to out[x] for t = lengths[x] (sorted, x in lo:hi), Y_g the
+    number of (overlapping) occurrences of n-gram ``gram`` in an i.i.d. sequence whose tokens
+    alpha[a] have probability probs_alpha[a] and all others together probability q."""
+    n = gram.size
+    k = alpha.size
+    delta = _kmp_delta(gram, alpha)
+    cur = np.zeros((n + 1, r + 1))
+    nxt = np.zeros((n + 1, r + 1))
+    cur[0, 0] = 1.0
+    x = lo
+    while x < hi and lengths[x] <= 0:
+        x += 1
+    t = 0
+    while x < hi:
+        nxt[:, :] = 0.0
+        for j in range(n + 1):
+            for c in range(r + 1):
+                mass = cur[j, c]
+                if mass == 0.0:
+                    continue
+                nxt[0, c] += mass * q
+                for a in range(k):
+                    j2 = delta[j, a]
+                    c2 = c + 1 if (j2 == n and c < r) else c
+                    nxt[j2, c2] += mass * probs_alpha[a]
+        cur, nxt = nxt, cur
+        t += 1
+        while x < hi and lengths[x] == t:
+            e = 0.0
+            for c in range(1, r + 1):
+                s = 0.0
+                for j in range(n + 1):
+                    s += cur[j, c]
+                e += c * s
+            out[x] += e
+            x += 1
+
+
+@_pjit
+def expected_overlap_n(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, lengths, n, out):
+    """out[x] = E[O_n] of group g at candidate length lengths[x] by the automaton DP, summed over
+    the distinct reference n-grams (an n-gram with a token absent from the source adds 0)."""
+    for g in nb.prange(g_src.size):
+        s = g_src[g]
+        src = src_sorted[src_off[s]:src_off[s + 1]]
+        n_src = src.size
+        ref = ids[offs[g_ref[g]]:offs[g_ref[g] + 1]]
+        lo = len_off[g]
+        hi = len_off[g + 1]
+        for x in range(lo, hi):
+            out[x] = 0.0
+        windows = ref.size - n + 1
+        if n_src == 0 or windows <= 0:
+            continue
+        for i in range(windows):
+            first = True  # count g once, at its first window
+            for j in range(i):
+                same = True
+                for z in range(n):
+                    if ref[j + z] != ref[i + z]:
+                        same = False
+                        break
+                if same:
+                    first = False
+                    break
+            if not first:
+                continue
+            r = 0
+            for j in range(i, windows):
+                same = True
+                for z in range(n):
+                    if ref[j + z] != ref[i + z]:
+                        same = False
+                        break
+                if same:
+                    r += 1
+            gram = ref[i:i + n].copy()
+            alpha = np.unique(gram)
+            probs = np.empty(alpha.size)
+            in_g = 0
+            zero = False
+            for a in range(alpha.size):
+                c = src_count(src, alpha[a])
+                if c == 0:
+                    zero = True
+                    break
+                in_g += c
+                probs[a] = c / n_src
+            if zero:
+                continue
+            q = (n_src - in_g) / n_src
+            expected_min_count(gram, r, probs, alpha, q, lengths, lo, hi, out)
+
+
+@_jit
+def _splitmix(x):
+    """One splitmix64 step: (next state, output)."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    z = x
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x, z ^ (z >> np.uint64(31))
+
+
+@_jit
+def draw_candidate(src, seed, src_key, length, draw, out):
+    """Fill out[:length] with token i.i.d. from the source's unigram model (uniform positions of
+    ``src``), from a stream keyed by (seed, src_key, length, draw)."""
+    st, h = _splitmix(np.uint64(seed))
+    st, h = _splitmix(h ^ np.uint64(src_key))
+    st, h = _splitmix(h ^ np.uint64(length))
+    st, h = _splitmix(h ^ np.uint64(draw))
+    st = h
+    n = src.size
+    for i in range(length):
+        st, z = _splitmix(st)
+        pos = int((z >> np.uint64(11)) * (1.0 / 9007199254740992.0) * n)
+        out[i] = src[min(pos, n - 1)]
+
+
+@_pjit
+def mc_lcs(ids, offs, tok_off, line_off, src_ids, src_off, src_keys, t_src, t_ref, t_len,
+           samples, seed, summary_level, mean, sd):
+    """Monte Carlo E[LCS] (``summary_level``: Lsum hits with the random summary as one sentence)
+    of task x = (source t_src[x], reference text t_ref[x], length t_len[x]): mean and sample sd
+    over ``samples`` draws."""
+    for x in nb.prange(t_src.size):
+        s = t_src[x]
+        src = src_ids[src_off[s]:src_off[s + 1]]
+        b = t_ref[x]
+        ref = ids[offs[b]:offs[b + 1]]
+        length = t_len[x]
+        mean[x] = 0.0
+        sd[x] = 0.0
+        if src.size == 0 or ref.size == 0 or length <= 0:
+            continue
+        cand = np.empty(length, dtype=ids.dtype)
+        u, k, masks = build_pm(ref)
+        v = np.empty((ref.size + 63) // 64, dtype=np.uint64)
+        sent_r = tok_off[line_off[b]:line_off[b + 1] + 1] - tok_off[line_off[b]]
+        sent_c = np.array([0, length], dtype=np.int64)
+        tot = 0.0
+        tot2 = 0.0
+        for d in range(samples):
+            draw_candidate(src, seed, src_keys[s], length, d, cand)
+            if summary_level:
+                val = float(lsum_hits(ref, sent_r, cand, sent_c))
+            else:
+                val = float(lcs_with_pm(cand, ref.size, u, k, masks, v))
+            tot += val
+            tot2 += val * val
+        m = tot / samples
+        mean[x] = m
+        if samples > 1:
+            sd[x] = math.sqrt(max(tot2 - samples * m * m, 0.0) / (samples - 1))
