@@ -20,7 +20,8 @@ import math
 import numba as nb
 import numpy as np
 
-from uefast.text._rouge_kernels import build_pm, lcs_with_pm, lsum_hits
+from uefast.text._rouge_kernels import _clipped as _clipped_keys
+from uefast.text._rouge_kernels import build_pm, lcs_from_rows, lcs_length, lsum_hits, mask_rows
 
 _jit = nb.njit(cache=True, nogil=True)
 _pjit = nb.njit(cache=True, nogil=True, parallel=True)
@@ -220,19 +221,26 @@ def _splitmix(x):
 
 
 @_jit
-def draw_candidate(src, seed, src_key, length, draw, out):
-    """Fill out[:length] with token i.i.d. from the source's unigram model (uniform positions of
-    ``src``), from a stream keyed by (seed, src_key, length, draw)."""
+def draw_positions(n, seed, src_key, length, draw, out):
+    """Fill out[:length] with positions drawn uniformly from 0..n-1 (tokens of a source of n
+    tokens: its unigram model), from a splitmix64 stream keyed by (seed, src_key, length, draw)."""
     st, h = _splitmix(np.uint64(seed))
     st, h = _splitmix(h ^ np.uint64(src_key))
     st, h = _splitmix(h ^ np.uint64(length))
     st, h = _splitmix(h ^ np.uint64(draw))
     st = h
-    n = src.size
     for i in range(length):
         st, z = _splitmix(st)
         pos = int((z >> np.uint64(11)) * (1.0 / 9007199254740992.0) * n)
-        out[i] = src[min(pos, n - 1)]
+        out[i] = min(pos, n - 1)
+
+
+@_jit
+def draw_candidate(src, seed, src_key, length, draw, pos, out):
+    """out[:length] = the source tokens at :func:`draw_positions` (``pos``: scratch)."""
+    draw_positions(src.size, seed, src_key, length, draw, pos)
+    for i in range(length):
+        out[i] = src[pos[i]]
 
 
 @_pjit
@@ -252,21 +260,107 @@ def mc_lcs(ids, offs, tok_off, line_off, src_ids, src_off, src_keys, t_src, t_re
         if src.size == 0 or ref.size == 0 or length <= 0:
             continue
         cand = np.empty(length, dtype=ids.dtype)
-        u, k, masks = build_pm(ref)
-        v = np.empty((ref.size + 63) // 64, dtype=np.uint64)
+        pos = np.empty(length, dtype=np.int64)
+        rows = np.empty(length, dtype=np.int64)
         sent_r = tok_off[line_off[b]:line_off[b + 1] + 1] - tok_off[line_off[b]]
+        # one reference line: union LCS against the one-sentence random summary is its LCS
+        plain = (not summary_level) or sent_r.size <= 2
+        u, k, masks = build_pm(ref)
+        row_of_pos = mask_rows(src, u, k)
+        v = np.empty((ref.size + 63) // 64, dtype=np.uint64)
         sent_c = np.array([0, length], dtype=np.int64)
         tot = 0.0
         tot2 = 0.0
         for d in range(samples):
-            draw_candidate(src, seed, src_keys[s], length, d, cand)
-            if summary_level:
-                val = float(lsum_hits(ref, sent_r, cand, sent_c))
+            draw_positions(src.size, seed, src_keys[s], length, d, pos)
+            if plain:
+                for i in range(length):
+                    rows[i] = row_of_pos[pos[i]]
+                val = float(lcs_from_rows(rows, ref.size, masks, v))
             else:
-                val = float(lcs_with_pm(cand, ref.size, u, k, masks, v))
+                for i in range(length):
+                    cand[i] = src[pos[i]]
+                val = float(lsum_hits(ref, sent_r, cand, sent_c))
             tot += val
             tot2 += val * val
         m = tot / samples
         mean[x] = m
         if samples > 1:
             sd[x] = math.sqrt(max(tot2 - samples * m * m, 0.0) / (samples - 1))
+
+
+@_jit
+def _prf_code(o, uc, ur, is_ngram, code):
+    """(score ``code`` 0 P / 1 R / 2 F, F) from a count, rouge-score's float operations."""
+    if is_ngram:
+        p = o / max(uc, 1)
+        r = o / max(ur, 1)
+    elif uc == 0 or ur == 0:
+        p = 0.0
+        r = 0.0
+    else:
+        p = o / uc
+        r = o / ur
+    f = 2 * p * r / (p + r) if p + r > 0 else 0.0
+    return (p if code == 0 else (r if code == 1 else f)), f
+
+
+@_pjit
+def mc_max(ids, offs, tok_off, line_off, ref_keys, key_off, src_ids, src_off, src_keys, row_src,
+           row_off, pair_ref, row_len, kind, n, base, code, samples, seed, mean, sd):
+    """Monte Carlo REB of the multi-reference maximum (rouge-score ``score_multi``: the score of
+    the reference with the largest F, the first on ties) for each row: a random candidate of
+    row_len[row] tokens against all of the row's references, ``samples`` draws. ``kind`` 0 n-grams
+    (packed keys in base ``base``; references' sorted keys in ref_keys/key_off), 1 LCS, 2 Lsum."""
+    for row in nb.prange(row_src.size):
+        s = row_src[row]
+        src = src_ids[src_off[s]:src_off[s + 1]]
+        length = row_len[row]
+        mean[row] = 0.0
+        sd[row] = 0.0
+        if src.size == 0 or length <= 0:
+            continue
+        cand = np.empty(length, dtype=ids.dtype)
+        pos = np.empty(length, dtype=np.int64)
+        nwin = max(length - n + 1, 0) if kind == 0 else length
+        ckeys = np.empty(max(nwin, 1), dtype=np.int64)
+        sent_c = np.array([0, length], dtype=np.int64)
+        tot = 0.0
+        tot2 = 0.0
+        for d in range(samples):
+            draw_candidate(src, seed, src_keys[s], length, d, pos, cand)
+            if kind == 0:
+                for i in range(nwin):
+                    k = np.int64(0)
+                    for j in range(n):
+                        k = k * base + cand[i + j]
+                    ckeys[i] = k
+                ckeys[:nwin].sort()
+            best_f = -1.0
+            best = 0.0
+            for j in range(row_off[row], row_off[row + 1]):
+                b = pair_ref[j]
+                ref = ids[offs[b]:offs[b + 1]]
+                if kind == 0:
+                    o = _clipped_keys(ckeys[:nwin], ref_keys[key_off[b]:key_off[b + 1]])
+                    uc = nwin
+                    ur = max(ref.size - n + 1, 0)
+                elif kind == 1:
+                    o = lcs_length(cand, ref)
+                    uc = length
+                    ur = ref.size
+                else:
+                    sent_r = tok_off[line_off[b]:line_off[b + 1] + 1] - tok_off[line_off[b]]
+                    o = lsum_hits(ref, sent_r, cand, sent_c)
+                    uc = length
+                    ur = ref.size
+                val, f = _prf_code(o, uc, ur, kind == 0, code)
+                if f > best_f:
+                    best_f = f
+                    best = val
+            tot += best
+            tot2 += best * best
+        m = tot / samples
+        mean[row] = m
+        if samples > 1:
+            sd[row] = math.sqrt(max(tot2 - samples * m * m, 0.0) / (samples - 1))

@@ -113,10 +113,11 @@ def build_pm(r):
 
 
 @_jit
-def lcs_with_pm(c, m, u, k, masks, v):
-    """LCS length of c against the sequence whose match masks are (u, k, masks), length m;
-    ``v`` is scratch of ceil(m/64) uint64 words."""
-    if m == 0 or c.size == 0:
+def lcs_from_rows(rows, m, masks, v):
+    """LCS length of a sequence given as rows of ``masks`` (-1: a token absent from the other
+    sequence) against the length-m sequence the masks describe; ``v``: ceil(m/64) scratch words.
+    U = V & PM; V = (V + U) | (V & ~U) (V - U clears U's bits: U is a subset of V)."""
+    if m == 0 or rows.size == 0:
         return 0
     w = (m + 63) // 64
     for x in range(w):
@@ -124,11 +125,9 @@ def lcs_with_pm(c, m, u, k, masks, v):
     rem = m & 63
     top = _ALL if rem == 0 else (_ONE << np.uint64(rem)) - _ONE
     v[w - 1] = top
-    uk = u[:k]
-    for i in range(c.size):
-        tok = c[i]
-        idx = np.searchsorted(uk, tok)
-        if idx >= k or uk[idx] != tok:
+    for i in range(rows.size):
+        idx = rows[i]
+        if idx < 0:
             continue
         carry = _ZERO
         for x in range(w):
@@ -145,6 +144,23 @@ def lcs_with_pm(c, m, u, k, masks, v):
     for x in range(w):
         ones += popcount64(v[x])
     return m - ones
+
+
+@_jit
+def mask_rows(c, u, k):
+    """Row of the match masks (u, k) of each token of c, -1 where the token has none."""
+    rows = np.empty(c.size, dtype=np.int64)
+    uk = u[:k]
+    for i in range(c.size):
+        idx = np.searchsorted(uk, c[i])
+        rows[i] = idx if (idx < k and uk[idx] == c[i]) else -1
+    return rows
+
+
+@_jit
+def lcs_with_pm(c, m, u, k, masks, v):
+    """LCS length of c against the sequence whose match masks are (u, k, masks), length m."""
+    return lcs_from_rows(mask_rows(c, u, k), m, masks, v)
 
 
 @_jit
