@@ -5,7 +5,8 @@ Columns: ``doc_id``, ``system``, ``candidate``, ``reference`` (a string, or a li
 several references), ``source``. Input: a ``pyarrow.Table``, anything with ``to_arrow()`` or the
 Arrow C stream interface (Polars, pandas via ``pa.table``), or a path to a Parquet
 (``.parquet``/``.pq``), Arrow IPC (``.arrow``/``.feather``/``.ipc``) or JSON Lines
-(``.jsonl``/``.ndjson``/``.json``) file. Every problem is an :class:`~uefast.errors.InputError`
+(``.jsonl``/``.ndjson``/``.json``) file; in JSON Lines a ``reference`` may be a text on some
+lines and a list on others (a text is then a list of one). Every problem is an :class:`~uefast.errors.InputError`
 naming the column and the row (0-based) or the file line (1-based).
 """
 from __future__ import annotations
@@ -61,6 +62,10 @@ def _read_jsonl(path: Path) -> pa.Table:
                                  f"{type(obj).__name__}")
             rows.append(obj)
     names = list(dict.fromkeys(k for r in rows for k in r))
+    if any(isinstance(r.get("reference"), list) for r in rows):  # a single text among lists
+        for r in rows:
+            if isinstance(r.get("reference"), str):
+                r["reference"] = [r["reference"]]
     try:
         return pa.table({k: [r.get(k) for r in rows] for k in names})
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
