@@ -156,3 +156,15 @@ def test_word_absent_from_source_contributes_zero():
     assert abs(got[0] - want) < 1e-13
     got2, _ = _ours(["a", "b"], [["z", "a"]], [4], Variant("N", 2))
     assert got2[0] == 0.0
+
+
+def test_fused_one_word_path_equals_general_path():
+    """A one-line reference of <= 64 tokens takes the fused draw+LCS path; the same reference
+    followed by an empty line takes the general union-LCS path with the same draws: same mean."""
+    source = "a b c d e f g a b c h i".split()
+    texts = [" ".join(source), "a b c g h i a d", "a b c g h i a d\n"]
+    tok = tokenize(texts)
+    src = SourceIndex.build(tok, np.array([0]))
+    got, _ = expected_overlaps(tok, src, np.zeros(2, np.int64), np.array([1, 2]),
+                               np.array([9, 9]), Variant("Lsum"), samples=300, seed=2)
+    assert got[0] == got[1]

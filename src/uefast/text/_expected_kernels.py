@@ -21,6 +21,7 @@ import numba as nb
 import numpy as np
 
 from uefast.text._rouge_kernels import _clipped as _clipped_keys
+from uefast.text._rouge_kernels import _ALL, _ONE, _ZERO, popcount64
 from uefast.text._rouge_kernels import build_pm, lcs_from_rows, lcs_length, lsum_hits, mask_rows
 
 _jit = nb.njit(cache=True, nogil=True)
@@ -221,18 +222,32 @@ def _splitmix(x):
 
 
 @_jit
-def draw_positions(n, seed, src_key, length, draw, out):
-    """Fill out[:length] with positions drawn uniformly from 0..n-1 (tokens of a source of n
-    tokens: its unigram model), from a splitmix64 stream keyed by (seed, src_key, length, draw)."""
+def _stream(seed, src_key, draw):
+    """Start state of draw ``draw`` of a source (see :func:`draw_positions`)."""
     st, h = _splitmix(np.uint64(seed))
     st, h = _splitmix(h ^ np.uint64(src_key))
-    st, h = _splitmix(h ^ np.uint64(length))
     st, h = _splitmix(h ^ np.uint64(draw))
-    st = h
+    return h
+
+
+@_jit
+def _position(st, un):
+    """(next state, a position in 0..n-1): (high 32 bits of the output) * n >> 32."""
+    st, z = _splitmix(st)
+    return st, np.int64(((z >> np.uint64(32)) * un) >> np.uint64(32))
+
+
+@_jit
+def draw_positions(n, seed, src_key, length, draw, out):
+    """Fill out[:length] with positions drawn uniformly from 0..n-1 (tokens of a source of n
+    tokens: its unigram model) from a splitmix64 stream keyed by (seed, src_key, draw): the
+    candidate of length L is the first L positions of the draw, whatever L (common random
+    numbers across lengths and references; n < 2**32, bias below n / 2**32)."""
+    st = _stream(seed, src_key, draw)
+    un = np.uint64(n)
     for i in range(length):
-        st, z = _splitmix(st)
-        pos = int((z >> np.uint64(11)) * (1.0 / 9007199254740992.0) * n)
-        out[i] = min(pos, n - 1)
+        st, p = _position(st, un)
+        out[i] = p
 
 
 @_jit
@@ -243,50 +258,100 @@ def draw_candidate(src, seed, src_key, length, draw, pos, out):
         out[i] = src[pos[i]]
 
 
+@_jit
+def _lcs_prefixes(row_of_pos, masks, m, seed, src_key, lengths, lo, hi, samples, tot, tot2):
+    """For each draw, extend the bit-parallel LCS state one drawn token at a time up to the
+    largest length and add LCS (and its square) at every length lengths[lo:hi] (sorted) to
+    tot/tot2: one pass per draw serves all the lengths."""
+    w = (m + 63) // 64
+    rem = m & 63
+    top = _ALL if rem == 0 else (_ONE << np.uint64(rem)) - _ONE
+    un = np.uint64(row_of_pos.size)
+    v = np.empty(w, dtype=np.uint64)
+    for d in range(samples):
+        st = _stream(seed, src_key, d)
+        for q in range(w):
+            v[q] = _ALL
+        v[w - 1] = top
+        x = lo
+        t = 0
+        while x < hi:
+            while x < hi and lengths[x] == t:
+                ones = 0
+                for q in range(w):
+                    ones += popcount64(v[q])
+                val = float(m - ones)
+                tot[x] += val
+                tot2[x] += val * val
+                x += 1
+            if x == hi:
+                break
+            st, pos = _position(st, un)
+            t += 1
+            r = row_of_pos[pos]
+            if r < 0:
+                continue
+            if w == 1:
+                a = v[0]
+                b = a & masks[r, 0]
+                v[0] = ((a + b) | (a & ~b)) & top
+                continue
+            carry = _ZERO
+            for q in range(w):
+                a = v[q]
+                b = a & masks[r, q]
+                c = a + b
+                c1 = _ONE if c < a else _ZERO
+                s2 = c + carry
+                c2 = _ONE if s2 < c else _ZERO
+                carry = c1 | c2
+                v[q] = s2 | (a & ~b)
+            v[w - 1] &= top
+
+
 @_pjit
-def mc_lcs(ids, offs, tok_off, line_off, src_ids, src_off, src_keys, t_src, t_ref, t_len,
-           samples, seed, summary_level, mean, sd):
+def mc_lcs(ids, offs, tok_off, line_off, src_ids, src_off, src_keys, g_src, g_ref, len_off,
+           lengths, samples, seed, summary_level, mean, sd):
     """Monte Carlo E[LCS] (``summary_level``: Lsum hits with the random summary as one sentence)
-    of task x = (source t_src[x], reference text t_ref[x], length t_len[x]): mean and sample sd
-    over ``samples`` draws."""
-    for x in nb.prange(t_src.size):
-        s = t_src[x]
+    of group g = (source g_src[g], reference text g_ref[g]) at lengths[len_off[g]:len_off[g+1]]
+    (sorted): mean and sample sd over ``samples`` draws, the length-L candidate of a draw being
+    its first L tokens. A one-line reference (always for ROUGE-L) takes the incremental
+    bit-parallel LCS; Lsum against several reference lines is scored per length."""
+    for g in nb.prange(g_src.size):
+        s = g_src[g]
         src = src_ids[src_off[s]:src_off[s + 1]]
-        b = t_ref[x]
+        b = g_ref[g]
         ref = ids[offs[b]:offs[b + 1]]
-        length = t_len[x]
-        mean[x] = 0.0
-        sd[x] = 0.0
-        if src.size == 0 or ref.size == 0 or length <= 0:
-            continue
-        cand = np.empty(length, dtype=ids.dtype)
-        pos = np.empty(length, dtype=np.int64)
-        rows = np.empty(length, dtype=np.int64)
-        sent_r = tok_off[line_off[b]:line_off[b + 1] + 1] - tok_off[line_off[b]]
-        # one reference line: union LCS against the one-sentence random summary is its LCS
-        plain = (not summary_level) or sent_r.size <= 2
-        u, k, masks = build_pm(ref)
-        row_of_pos = mask_rows(src, u, k)
-        v = np.empty((ref.size + 63) // 64, dtype=np.uint64)
-        sent_c = np.array([0, length], dtype=np.int64)
-        tot = 0.0
-        tot2 = 0.0
-        for d in range(samples):
-            draw_positions(src.size, seed, src_keys[s], length, d, pos)
-            if plain:
-                for i in range(length):
-                    rows[i] = row_of_pos[pos[i]]
-                val = float(lcs_from_rows(rows, ref.size, masks, v))
+        lo = len_off[g]
+        hi = len_off[g + 1]
+        tot = np.zeros(hi - lo)
+        tot2 = np.zeros(hi - lo)
+        if src.size > 0 and ref.size > 0:
+            sent_r = tok_off[line_off[b]:line_off[b + 1] + 1] - tok_off[line_off[b]]
+            if (not summary_level) or sent_r.size <= 2:
+                # one reference line: union LCS against a one-sentence summary is the LCS
+                u, k, masks = build_pm(ref)
+                _lcs_prefixes(mask_rows(src, u, k), masks, ref.size, seed, src_keys[s],
+                              lengths[lo:hi], 0, hi - lo, samples, tot, tot2)
             else:
-                for i in range(length):
-                    cand[i] = src[pos[i]]
-                val = float(lsum_hits(ref, sent_r, cand, sent_c))
-            tot += val
-            tot2 += val * val
-        m = tot / samples
-        mean[x] = m
-        if samples > 1:
-            sd[x] = math.sqrt(max(tot2 - samples * m * m, 0.0) / (samples - 1))
+                lmax = lengths[hi - 1]
+                pos = np.empty(max(lmax, 1), dtype=np.int64)
+                cand = np.empty(max(lmax, 1), dtype=ids.dtype)
+                for d in range(samples):
+                    draw_candidate(src, seed, src_keys[s], lmax, d, pos, cand)
+                    for x in range(hi - lo):
+                        L = lengths[lo + x]
+                        if L <= 0:
+                            continue
+                        sent_c = np.array([0, L], dtype=np.int64)
+                        val = float(lsum_hits(ref, sent_r, cand[:L], sent_c))
+                        tot[x] += val
+                        tot2[x] += val * val
+        for x in range(hi - lo):
+            m = tot[x] / samples
+            mean[lo + x] = m
+            sd[lo + x] = (math.sqrt(max(tot2[x] - samples * m * m, 0.0) / (samples - 1))
+                          if samples > 1 else 0.0)
 
 
 @_jit

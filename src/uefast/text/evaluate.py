@@ -70,7 +70,8 @@ class _Rouge:
         src_t = idx[n + len(flat_refs):]
         src_u, self.row_src = np.unique(src_t, return_inverse=True)
         self.row_src = self.row_src.reshape(-1).astype(np.int64)
-        self.sources = SourceIndex.build(self.tok, src_u)
+        self.sources = SourceIndex.build(self.tok, src_u, enc.dictionary.take(
+            pa.array(src_u)).to_pylist())
         lens = np.diff(self.tok.text_offsets)
         self.len_c = lens[self.pair_cand]
         self.len_r = lens[self.pair_ref]

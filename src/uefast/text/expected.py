@@ -4,7 +4,11 @@ model p(w) = c_src(w)/N, in token space (after tokenisation and stemming) -- SPE
 * ROUGE-1: exact, binomial closed form (§2.1).
 * ROUGE-N, n >= 2: exact, automaton DP (§2.3).
 * ROUGE-L and ROUGE-Lsum: Monte Carlo with a seeded counter-based generator (§2.4); the standard
-  error sd/sqrt(S) is returned with the mean. For Lsum the random summary is one sentence.
+  error sd/sqrt(S) is returned with the mean. Draw d of a source is one stream of positions
+  keyed by (seed, source text, d); the length-L candidate is its first L tokens, so one pass of
+  the bit-parallel LCS per draw serves every length of a (source, reference) pair, and the draws
+  are shared by all references and lengths (common random numbers). For Lsum the random summary
+  is one sentence.
 
 For fixed lengths F is linear in the overlap (§1, check A3), so with O the overlap (or LCS)::
 
@@ -34,7 +38,7 @@ DEFAULT_SAMPLES = 200
 class SourceIndex:
     """The unigram models of some texts of a :class:`Tokenized` used as sources: each one's token
     ids sorted (``sorted_ids[offsets[s]:offsets[s+1]]``) and a 64-bit key of its content (blake2b
-    of its token strings) that seeds the Monte Carlo draws, which pick positions of the source in text
+    of its text) that seeds the Monte Carlo draws, which pick positions of the source in text
     order: the draws depend on the source's tokens only, not on the other texts or row order."""
 
     sorted_ids: np.ndarray
@@ -43,16 +47,19 @@ class SourceIndex:
     text_order: np.ndarray  # the same ids in text order: Monte Carlo draws positions from it
 
     @classmethod
-    def build(cls, tok: Tokenized, texts: np.ndarray) -> "SourceIndex":
-        """Source model of the texts ``texts`` (indices into ``tok``), in that order."""
+    def build(cls, tok: Tokenized, texts: np.ndarray, raw=None) -> "SourceIndex":
+        """Source model of the texts ``texts`` (indices into ``tok``), in that order. ``raw``:
+        the source strings (their UTF-8 bytes key the draws; default: the token strings)."""
         offs = tok.text_offsets
         parts = [tok.ids[offs[t]:offs[t + 1]] for t in texts]
         lengths = np.array([len(p) for p in parts], dtype=np.int64)
         off = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum(lengths, out=off[1:])
-        keys = np.array([int.from_bytes(hashlib.blake2b(
-            "\x00".join(tok.vocab[i] for i in p).encode(), digest_size=8).digest(), "little")
-            for p in parts], dtype=np.uint64)
+        if raw is None:
+            raw = [" ".join(tok.vocab[i] for i in p) for p in parts]
+        keys = np.array([int.from_bytes(hashlib.blake2b(r.encode("utf-8", "surrogatepass"),
+                                                        digest_size=8).digest(), "little")
+                         for r in raw], dtype=np.uint64)
         text_order = np.ascontiguousarray(np.concatenate(parts) if parts else
                                           np.empty(0, np.int32), dtype=np.int32)
         ids = text_order.copy()
@@ -104,8 +111,7 @@ def expected_overlaps(tok: Tokenized, sources: SourceIndex, src: np.ndarray, ref
         raise ValueError(f"samples must be >= 1, got {samples}")
     sd = np.empty(len(uniq))
     EK.mc_lcs(tok.ids, offs, tok.tok_offsets, tok.line_offsets, sources.text_order,
-              sources.offsets, sources.keys, np.ascontiguousarray(uniq[:, 0]),
-              np.ascontiguousarray(uniq[:, 1]), t_len, np.int64(samples),
+              sources.offsets, sources.keys, g_src, g_ref, len_off, t_len, np.int64(samples),
               np.uint64(seed % 2**64), variant.kind == "Lsum", out, sd)
     return out[inv], sd[inv] / np.sqrt(samples)
 

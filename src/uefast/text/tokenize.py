@@ -12,8 +12,9 @@ tokens of its lines: :func:`tokenize` therefore tokenises lines and keeps two le
 (tokens per line, lines per text), which serve every ROUGE variant.
 
 The lower-casing is Python's ``str.lower`` (the same Unicode special cases as rouge-score, e.g.
-the Kelvin sign lower-cases to ``k``); the regular expression, the split and the mapping of
-token strings to ids run in Arrow (C++), the stemmer once per distinct token.
+the Kelvin sign lower-cases to ``k``); ``[^a-z0-9]+ -> " "`` is a byte translation of the UTF-8
+text (every non-ASCII character is bytes >= 0x80); the splits and the mapping of token strings to
+ids run in Arrow (C++), the stemmer once per distinct token.
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ from uefast.errors import InputError
 __all__ = ["Tokenized", "Tokenizer", "tokenize", "porter_stemmer"]
 
 _VALID = re.compile(r"^[a-z0-9]+$")
+#: bytes.translate table: a-z, 0-9 and newline kept, every other byte a space
+_KEEP = bytes(c if (97 <= c <= 122 or 48 <= c <= 57 or c == 10) else 32 for c in range(256))
 
 
 def porter_stemmer():
@@ -99,18 +102,15 @@ class Tokenizer:
         """Tokenise ``texts`` (strings; no nulls) as rouge-score does; see the module docstring."""
         if isinstance(texts, (pa.Array, pa.ChunkedArray)):
             texts = texts.to_pylist()
-        lowered = [t.lower() for t in texts]
-        n = len(lowered)
-        try:
-            arr = pa.array(lowered, type=pa.large_string())
-        except (pa.ArrowException, UnicodeEncodeError) as exc:
-            bad = next(i for i, t in enumerate(lowered) if not _encodable(t))
-            raise InputError(f"text {bad}: not valid Unicode text ({exc})") from None
+        # rouge-score: lower(), then [^a-z0-9]+ -> " ". In UTF-8 every non-ASCII character is
+        # bytes >= 0x80, so mapping each byte outside [a-z0-9\n] to a space and splitting on
+        # runs of spaces gives the same tokens (newlines kept for the line split).
+        cleaned = [t.lower().encode("utf-8", "surrogatepass").translate(_KEEP) for t in texts]
+        n = len(cleaned)
+        arr = pa.array(cleaned, type=pa.large_binary()).cast(pa.large_string())
         lines = pc.split_pattern(arr, "\n")
         line_counts = pc.list_value_length(lines).to_numpy(zero_copy_only=False)
-        flat_lines = pc.list_flatten(lines)
-        cleaned = pc.replace_substring_regex(flat_lines, "[^a-z0-9]+", " ")
-        words = pc.split_pattern(cleaned, " ")
+        words = pc.ascii_split_whitespace(pc.list_flatten(lines))
         word_counts = pc.list_value_length(words).to_numpy(zero_copy_only=False)
         enc = pc.list_flatten(words).dictionary_encode()
         if isinstance(enc, pa.ChunkedArray):
@@ -127,14 +127,6 @@ class Tokenizer:
         line_offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(line_counts, out=line_offsets[1:])
         return Tokenized(ids, tok_offsets, line_offsets, self.vocab)
-
-
-def _encodable(t: str) -> bool:
-    try:
-        t.encode("utf-8")
-        return True
-    except UnicodeEncodeError:
-        return False
 
 
 def tokenize(texts: Sequence[str], stem: bool = False) -> Tokenized:
