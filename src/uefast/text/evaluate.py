@@ -73,6 +73,7 @@ class _Rouge:
         self.sources = SourceIndex.build(self.tok, src_u, enc.dictionary.take(
             pa.array(src_u)).to_pylist())
         lens = np.diff(self.tok.text_offsets)
+        self._scored = np.union1d(cand_t, self.pair_ref)  # texts that need n-gram keys
         self.len_c = lens[self.pair_cand]
         self.len_r = lens[self.pair_ref]
         self.row_len_c = lens[cand_t]
@@ -82,7 +83,7 @@ class _Rouge:
 
     def keys(self, n):
         if n not in self._keys:
-            self._keys[n] = ngram_keys(self.tok, n)
+            self._keys[n] = ngram_keys(self.tok, n, self._scored)
         return self._keys[n]
 
     def per_pair(self, v: Variant, iub: str, samples: int, seed: int):

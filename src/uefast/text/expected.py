@@ -71,9 +71,15 @@ class SourceIndex:
 def _groups(src, ref, lengths):
     """Distinct (src, ref, L) tasks sorted by (src, ref, L); the rows' task index; and group
     boundaries of equal (src, ref)."""
-    trip = np.stack([src, ref, lengths], axis=1).astype(np.int64)
-    uniq, inv = np.unique(trip, axis=0, return_inverse=True)
+    src = np.asarray(src, dtype=np.int64)
+    ref = np.asarray(ref, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n_ref = int(ref.max()) + 1 if len(ref) else 1
+    n_len = int(lengths.max()) + 1 if len(lengths) else 1
+    key = (src * n_ref + ref) * n_len + lengths  # one int64 per task, ordered as (src, ref, L)
+    ukey, inv = np.unique(key, return_inverse=True)
     inv = inv.reshape(-1)
+    uniq = np.stack([ukey // n_len // n_ref, ukey // n_len % n_ref, ukey % n_len], axis=1)
     new = np.ones(len(uniq), dtype=bool)
     if len(uniq):
         new[1:] = (uniq[1:, 0] != uniq[:-1, 0]) | (uniq[1:, 1] != uniq[:-1, 1])

@@ -146,6 +146,26 @@ def _check_empty(values: list, name: str, empty: str, row_of=None) -> None:
                            " (pass empty='score' to score empty texts as rouge-score does: 0)")
 
 
+def _check_unique(system: pa.Array, doc_id: pa.Array) -> None:
+    """No (system, doc_id) twice: the first repeat is named with both rows."""
+    import numpy as np
+
+    codes = []
+    for arr in (system, doc_id):
+        enc = arr.dictionary_encode()
+        codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
+    key = codes[0] * (int(codes[1].max()) + 1 if len(codes[1]) else 1) + codes[1]
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    if len(first) == len(key):
+        return
+    seen: dict = {}
+    for i, k in enumerate(key.tolist()):
+        j = seen.setdefault(k, i)
+        if j != i:
+            pair = (system[i].as_py(), doc_id[i].as_py())
+            raise RowError(WHAT, f"duplicate (system, doc_id) {pair!r} at rows ", j, " and ", i)
+
+
 def check_text_table(table: pa.Table, empty: str = "error") -> TextRows:
     """Check the columns and rows (see ``data_schemas/text_input.md``) and return them."""
     missing = [c for c in COLUMNS if c not in table.column_names]
@@ -182,9 +202,5 @@ def check_text_table(table: pa.Table, empty: str = "error") -> TextRows:
         _check_empty([r[0] for r in refs], "reference", empty)
     _check_empty(cands, "candidate", empty)
     _check_empty(sources, "source", empty)
-    seen: dict = {}
-    for i, key in enumerate(zip(system.to_pylist(), doc_id.to_pylist())):
-        j = seen.setdefault(key, i)
-        if j != i:
-            raise RowError(WHAT, f"duplicate (system, doc_id) {key!r} at rows ", j, " and ", i)
+    _check_unique(system, doc_id)
     return TextRows(doc_id, system, cands, refs, sources, multi)

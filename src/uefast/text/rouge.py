@@ -55,13 +55,20 @@ def parse_variant(s: str) -> Variant:
                             "ROUGE-L or ROUGE-Lsum")
 
 
-def ngram_keys(tok: Tokenized, n: int) -> tuple[np.ndarray, np.ndarray]:
+def ngram_keys(tok: Tokenized, n: int, texts: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """(keys, key_offsets): one int64 key per n-gram window of each text, equal keys for equal
     n-grams, sorted within each text. Keys pack the ids in base V when V**n < 2**63; otherwise
-    n-gram ids are built by pairing ((n-1)-gram id, next token) through ``np.unique``."""
+    n-gram ids are built by pairing ((n-1)-gram id, next token) through ``np.unique``.
+    ``texts``: only these texts get keys (the others none), e.g. candidates and references, not
+    sources."""
     offs = tok.text_offsets
     lengths = np.diff(offs)
     counts = np.maximum(lengths - n + 1, 0)
+    if texts is not None:
+        wanted = np.zeros(len(lengths), dtype=bool)
+        wanted[texts] = True
+        counts = np.where(wanted, counts, 0)
     key_off = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=key_off[1:])
     base = max(len(tok.vocab), 1)
@@ -74,7 +81,7 @@ def ngram_keys(tok: Tokenized, n: int) -> tuple[np.ndarray, np.ndarray]:
     pos = np.arange(len(tok.ids)) - offs[text_of]
     cur = tok.ids.astype(np.int64)
     for k in range(2, n + 1):
-        valid = pos + k <= lengths[text_of]
+        valid = (pos + k <= lengths[text_of]) & (counts[text_of] > 0)
         nxt = np.full(len(cur), -1, dtype=np.int64)
         idx = np.nonzero(valid)[0]
         pair = cur[idx] * base + tok.ids[idx + k - 1]
