@@ -54,24 +54,25 @@ class _Rouge:
 
     def __init__(self, rows: TextRows, stem: bool, length: str):
         n = len(rows)
-        flat_refs = [r for lst in rows.references for r in lst]
-        enc = pa.array(rows.candidates + flat_refs + rows.sources,
-                       type=pa.large_string()).dictionary_encode()
-        idx = enc.indices.to_numpy().astype(np.int64)
-        self.tok = Tokenizer(stem)(enc.dictionary)
-        n_refs = np.array([len(r) for r in rows.references], dtype=np.int64)
+        n_refs = np.diff(rows.ref_offsets)
+        # distinct texts of each column (a source or reference is shared by many rows)
+        parts, codes, base = [], [], 0
+        for arr in (rows.candidates, rows.ref_texts, rows.sources):
+            enc = arr.dictionary_encode()
+            codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64) + base)
+            parts.append(enc.dictionary)
+            base += len(enc.dictionary)
+        texts = pa.concat_arrays(parts)
+        self.tok = Tokenizer(stem)(texts)
         self.n_refs = n_refs
-        self.row_off = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(n_refs, out=self.row_off[1:])
+        self.row_off = np.ascontiguousarray(rows.ref_offsets, dtype=np.int64)
         self.pair_row = np.repeat(np.arange(n), n_refs)
-        cand_t = idx[:n]
+        cand_t = codes[0]
         self.pair_cand = cand_t[self.pair_row]
-        self.pair_ref = idx[n:n + len(flat_refs)]
-        src_t = idx[n + len(flat_refs):]
-        src_u, self.row_src = np.unique(src_t, return_inverse=True)
+        self.pair_ref = codes[1]
+        src_u, self.row_src = np.unique(codes[2], return_inverse=True)
         self.row_src = self.row_src.reshape(-1).astype(np.int64)
-        self.sources = SourceIndex.build(self.tok, src_u, enc.dictionary.take(
-            pa.array(src_u)).to_pylist())
+        self.sources = SourceIndex.build(self.tok, src_u, texts.take(pa.array(src_u)).to_pylist())
         lens = np.diff(self.tok.text_offsets)
         self._scored = np.union1d(cand_t, self.pair_ref)  # texts that need n-gram keys
         self.len_c = lens[self.pair_cand]
@@ -185,7 +186,8 @@ def _bertscore(rows: TextRows, m: TextMeasure, encoder, seed: int, n_samples: in
             raise
         raise InputError(f"{m} needs the module uefast.text.bertscore, which this installation "
                          "lacks") from None
-    res = bs.bertscore_rows(rows.candidates, rows.references, rows.sources, score=m.score,
+    res = bs.bertscore_rows(rows.candidates.to_pylist(), rows.references,
+                            rows.sources.to_pylist(), score=m.score,
                             reb=m.reb, iub=m.iub, encoder=encoder, seed=seed,
                             n_samples=n_samples)
     n = len(rows)
@@ -261,7 +263,7 @@ def evaluate(data, measures=("ROUGE-1", "ROUGE-2", "ROUGE-L"), *, stem: bool = F
     take = pa.array(np.repeat(np.arange(n), k))
     se = stack["se"]
     exact = np.isnan(se)
-    n_refs = np.repeat([len(r) for r in rows.references], k).astype(np.int64)
+    n_refs = np.repeat(np.diff(rows.ref_offsets), k).astype(np.int64)
     length_col = stack["len"]
     table = pa.table({
         "system": rows.system.take(take),

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,17 +30,26 @@ WHAT = "text table"
 
 @dataclass(frozen=True)
 class TextRows:
-    """The checked columns: Python lists, ``references`` a list of lists of strings."""
+    """The checked columns as Arrow arrays: ``ref_texts`` holds every reference, those of row i
+    at ``ref_offsets[i]:ref_offsets[i+1]``."""
 
     doc_id: pa.Array
     system: pa.Array
-    candidates: list
-    references: list
-    sources: list
+    candidates: pa.Array
+    ref_texts: pa.Array
+    ref_offsets: np.ndarray
+    sources: pa.Array
     multi_reference: bool
 
     def __len__(self) -> int:
         return len(self.candidates)
+
+    @property
+    def references(self) -> list[list[str]]:
+        """The references of each row as Python lists (for callers that need them)."""
+        flat = self.ref_texts.to_pylist()
+        o = self.ref_offsets
+        return [flat[o[i]:o[i + 1]] for i in range(len(o) - 1)]
 
 
 def _read_jsonl(path: Path) -> pa.Table:
@@ -104,24 +114,29 @@ def _first_null(arr) -> int:
     return int(pc.index(pc.is_null(arr), True).as_py())
 
 
-def _strings(table: pa.Table, name: str) -> list:
-    """A text column as Python strings; binary columns are decoded as strict UTF-8."""
-    col = table[name]
+def _text(col, name: str, row_of=None) -> pa.Array:
+    """A text column as one Arrow ``large_string`` array; ``binary`` is checked as strict UTF-8
+    (an error names the row: ``row_of`` maps element -> row for flattened lists)."""
+    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     if col.null_count:
-        raise RowError(WHAT, f"null `{name}` at row ", _first_null(col))
+        i = _first_null(col)
+        raise RowError(WHAT, f"null `{name}` at row ", i if row_of is None else int(row_of[i]))
     t = col.type
     if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        out = []
-        for i, b in enumerate(col.to_pylist()):
-            try:
-                out.append(b.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                raise RowError(WHAT, f"`{name}` is not valid UTF-8 at row ", i,
-                               f" ({exc.reason} at byte {exc.start})") from None
-        return out
+        try:
+            return col.cast(pa.large_string())
+        except pa.ArrowInvalid:
+            for i, b in enumerate(col.to_pylist()):
+                try:
+                    b.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    row = i if row_of is None else int(row_of[i])
+                    raise RowError(WHAT, f"`{name}` is not valid UTF-8 at row ", row,
+                                   f" ({exc.reason} at byte {exc.start})") from None
+            raise
     if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
         raise InputError(f"{WHAT}: column `{name}` must hold text (string); it is {t}")
-    return col.to_pylist()
+    return col.cast(pa.large_string())
 
 
 def _ids(table: pa.Table, name: str) -> pa.Array:
@@ -136,14 +151,16 @@ def _ids(table: pa.Table, name: str) -> pa.Array:
     raise InputError(f"{WHAT}: column `{name}` must be text or integers; it is {arr.type}")
 
 
-def _check_empty(values: list, name: str, empty: str, row_of=None) -> None:
-    if empty == "score":
+def _check_empty(values: pa.Array, name: str, empty: str, row_of=None) -> None:
+    """A blank text (empty or only whitespace) is an error unless ``empty == "score"``."""
+    if empty == "score" or len(values) == 0:
         return
-    for i, v in enumerate(values):
-        if not v.strip():
-            row = i if row_of is None else row_of[i]
-            raise RowError(WHAT, f"empty `{name}` at row ", row,
-                           " (pass empty='score' to score empty texts as rouge-score does: 0)")
+    blank = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(values)), 0)
+    if pc.any(blank).as_py():
+        i = int(pc.index(blank, True).as_py())
+        row = i if row_of is None else int(row_of[i])
+        raise RowError(WHAT, f"empty `{name}` at row ", row,
+                       " (pass empty='score' to score empty texts as rouge-score does: 0)")
 
 
 def _check_unique(system: pa.Array, doc_id: pa.Array) -> None:
@@ -174,33 +191,34 @@ def check_text_table(table: pa.Table, empty: str = "error") -> TextRows:
                          f"(need {list(COLUMNS)})")
     doc_id = _ids(table, "doc_id")
     system = _ids(table, "system")
-    cands = _strings(table, "candidate")
-    sources = _strings(table, "source")
-    rt = table["reference"].type
-    if pa.types.is_list(rt) or pa.types.is_large_list(rt):
-        col = table["reference"]
+    cands = _text(table["candidate"], "candidate")
+    sources = _text(table["source"], "source")
+    col = table["reference"]
+    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
         if col.null_count:
             raise RowError(WHAT, "null `reference` list at row ", _first_null(col))
-        refs = col.to_pylist()
-        flat_rows = []
-        for i, lst in enumerate(refs):
-            if len(lst) == 0:
-                raise RowError(WHAT, "empty `reference` list at row ", i, " (at least one "
-                               "reference is needed)")
-            for k, r in enumerate(lst):
-                if r is None:
-                    raise RowError(WHAT, f"null reference #{k} in `reference` at row ", i)
-                if not isinstance(r, str):
-                    raise RowError(WHAT, f"reference #{k} at row ", i, " is not text")
-            flat_rows.extend([i] * len(lst))
+        lengths = pc.list_value_length(col).to_numpy(zero_copy_only=False).astype(np.int64)
+        if (lengths == 0).any():
+            raise RowError(WHAT, "empty `reference` list at row ", int(np.argmax(lengths == 0)),
+                           " (at least one reference is needed)")
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        row_of = np.repeat(np.arange(len(lengths)), lengths)
+        flat = pc.list_flatten(col)
+        if flat.null_count:
+            i = _first_null(flat)
+            raise RowError(WHAT, f"null reference #{i - offsets[row_of[i]]} in `reference` at "
+                           "row ", int(row_of[i]))
+        refs = _text(flat, "reference", row_of)
         multi = True
-        flat = [r for lst in refs for r in lst]
-        _check_empty(flat, "reference", empty, flat_rows)
     else:
-        refs = [[r] for r in _strings(table, "reference")]
+        refs = _text(col, "reference")
+        offsets = np.arange(len(refs) + 1, dtype=np.int64)
+        row_of = None
         multi = False
-        _check_empty([r[0] for r in refs], "reference", empty)
+    _check_empty(refs, "reference", empty, row_of)
     _check_empty(cands, "candidate", empty)
     _check_empty(sources, "source", empty)
     _check_unique(system, doc_id)
-    return TextRows(doc_id, system, cands, refs, sources, multi)
+    return TextRows(doc_id, system, cands, refs, offsets, sources, multi)
