@@ -22,7 +22,7 @@ import numpy as np
 
 from uefast.text._rouge_kernels import _clipped as _clipped_keys
 from uefast.text._rouge_kernels import _ALL, _ONE, _ZERO, popcount64
-from uefast.text._rouge_kernels import build_pm, lcs_from_rows, lcs_length, lsum_hits, mask_rows
+from uefast.text._rouge_kernels import build_pm, lcs_length, lsum_hits, mask_rows
 
 _jit = nb.njit(cache=True, nogil=True)
 _pjit = nb.njit(cache=True, nogil=True, parallel=True)

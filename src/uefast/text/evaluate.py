@@ -83,6 +83,7 @@ class _Rouge:
         self._cache: dict = {}
 
     def keys(self, n):
+        """Sorted n-gram keys of the candidates and references (computed once per n)."""
         if n not in self._keys:
             self._keys[n] = ngram_keys(self.tok, n, self._scored)
         return self._keys[n]
@@ -289,6 +290,10 @@ def evaluate(data, measures=("ROUGE-1", "ROUGE-2", "ROUGE-L"), *, stem: bool = F
             m.family == "ROUGE" and not (m.variant.kind == "N" and m.variant.n == 1) for m in ms):
         notes.append("multi-reference mean: IUB of ROUGE-N (n>=2) and ROUGE-L/Lsum is the mean "
                      "of per-reference IUBs (an upper bound, not attained in general)")
+    if multi_ref == "max" and (rows.multi_reference and len(rows) and
+                               (np.diff(rows.ref_offsets) > 1).any()):
+        notes.append(f"multi_ref=max: every REB is a Monte Carlo estimate ({samples} draws; "
+                     "reb_se, reb_ci_low/high)")
     if iub == "src":
         notes.append("iub=src: ROUGE-N (n>=2) uses the upper end of the bracket min(n_c, E_src)")
     meta = {b"uefast.version": __version__.encode(),

@@ -6,7 +6,8 @@ several references), ``source``. Input: a ``pyarrow.Table``, anything with ``to_
 Arrow C stream interface (Polars, pandas via ``pa.table``), or a path to a Parquet
 (``.parquet``/``.pq``), Arrow IPC (``.arrow``/``.feather``/``.ipc``) or JSON Lines
 (``.jsonl``/``.ndjson``/``.json``) file; in JSON Lines a ``reference`` may be a text on some
-lines and a list on others (a text is then a list of one). Every problem is an :class:`~uefast.errors.InputError`
+lines and a list on others (a text is then a list of one). Every problem is an
+:class:`~uefast.errors.InputError`
 naming the column and the row (0-based) or the file line (1-based).
 """
 from __future__ import annotations

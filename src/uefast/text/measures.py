@@ -68,7 +68,8 @@ def parse_text_measure(s: str | TextMeasure) -> TextMeasure:
             k, eq, v = part.partition("=")
             k, v = k.strip(), v.strip().strip("'\"")
             if not eq or not k or not v:
-                raise MeasureParseError(f"cannot parse parameter {part.strip()!r} of {s!r}: {_FORMAT}")
+                raise MeasureParseError(f"cannot parse parameter {part.strip()!r} of {s!r}: "
+                                        f"{_FORMAT}")
             if k in params:
                 raise MeasureParseError(f"parameter {k!r} given twice in {s!r}")
             params[k] = v

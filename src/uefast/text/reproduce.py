@@ -149,7 +149,8 @@ def study(data: dict, *, stem: bool = True, samples: int = 200, seed: int = 0,
 
 def _markdown(valid: list[dict], rows: list[dict], notes: list[str], figures: list[str]) -> str:
     lines = ["# SummEval: raw vs UE-normalised ROUGE (uefast text reproduce)", "",
-             "SPEC_text §7. Tokens: rouge-score's tokeniser with Porter stemming. \"1 ref\" is the "
+             "SPEC_text §7. Tokens: rouge-score's tokeniser with Porter stemming. "
+             "\"1 ref\" is the "
              "CNN/DM highlight, \"11 refs\" the mean over the 11 references. REB and IUB at the "
              "candidate's length unless stated. Summary level: per document over the systems "
              "(constant documents skipped), averaged; system level: over the system means.", "",
