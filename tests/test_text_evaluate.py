@@ -260,3 +260,17 @@ def test_measure_round_trip(s, canon):
 def test_measure_errors(s):
     with pytest.raises(MeasureParseError):
         parse_text_measure(s)
+
+
+def test_output_feeds_uefast_aggregate_and_stats():
+    import polars as pl
+
+    import uefast
+    from uefast.stats import topic_system_matrix
+
+    df = pl.from_arrow(_table())
+    out = evaluate(df, ["ROUGE-1", "ROUGE-2"])
+    means = uefast.aggregate(out)
+    assert means.num_rows == 4 and means["n_queries"].to_pylist() == [2, 2, 2, 2]
+    m = topic_system_matrix(out, "ROUGE-1", column="ue_v2")
+    assert m.matrix.shape == (2, 2) and m.qids == ("d1", "d2")
