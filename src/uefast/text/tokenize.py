@@ -12,10 +12,9 @@ tokens of its lines: :func:`tokenize` therefore tokenises lines and keeps two le
 (tokens per line, lines per text), which serve every ROUGE variant.
 
 The lower-casing is Python's ``str.lower`` (the same Unicode special cases as rouge-score, e.g.
-the Kelvin sign lower-cases to ``k``), applied to texts with a non-ASCII character; for ASCII
-texts it is a byte map. ``[^a-z0-9]+ -> " "`` is a byte translation of the UTF-8 text (every
-non-ASCII character is bytes >= 0x80). Splitting and interning the words to ids run in a Numba
-kernel (:mod:`uefast.text._tokenize_kernels`); the stemmer runs once per distinct word.
+the Kelvin sign lower-cases to ``k``); ``[^a-z0-9]+ -> " "`` is a byte translation of the UTF-8
+text (every non-ASCII character is bytes >= 0x80); the splits and the mapping of token strings to
+ids run in Arrow (C++), the stemmer once per distinct token.
 """
 from __future__ import annotations
 
@@ -25,19 +24,15 @@ from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from uefast.errors import InputError
-from uefast.io._hash import str_buffers
-from uefast.text import _tokenize_kernels as TK
 
 __all__ = ["Tokenized", "Tokenizer", "tokenize", "porter_stemmer"]
 
 _VALID = re.compile(r"^[a-z0-9]+$")
 #: bytes.translate table: a-z, 0-9 and newline kept, every other byte a space
 _KEEP = bytes(c if (97 <= c <= 122 or 48 <= c <= 57 or c == 10) else 32 for c in range(256))
-#: the same with ASCII upper case lower-cased (str.lower() of an ASCII text), as an array
-_KEEP_LOWER = np.frombuffer(bytes(c + 32 if 65 <= c <= 90 else _KEEP[c] for c in range(256)),
-                            dtype=np.uint8)
 
 
 def porter_stemmer():
@@ -106,38 +101,27 @@ class Tokenizer:
     def __call__(self, texts: Sequence[str] | pa.Array | pa.ChunkedArray) -> Tokenized:
         """Tokenise ``texts`` (strings; no nulls) as rouge-score does; see the module docstring."""
         if isinstance(texts, (pa.Array, pa.ChunkedArray)):
-            arr = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
-            arr = arr.cast(pa.large_string())
-            py = None
-        else:
-            py = list(texts)
-            arr = pa.array([t.encode("utf-8", "surrogatepass") for t in py],
-                           type=pa.large_binary()).view(pa.large_string())
-        offs, data = str_buffers(arr)
-        n = len(offs) - 1
-        # ASCII texts: lower-casing and cleaning are one byte translation (in Numba); texts with
-        # a non-ASCII character go through Python's str.lower() first (its Unicode special cases)
-        special = np.flatnonzero(TK.non_ascii(data, offs))
-        done = np.zeros(n, dtype=np.bool_)
-        done[special] = True
-        pre = [(py[i] if py is not None else arr[int(i)].as_py()).lower()
-               .encode("utf-8", "surrogatepass").translate(_KEEP) for i in special]
-        pre_offs = np.zeros(len(pre) + 1, dtype=np.int64)
-        np.cumsum([len(b) for b in pre], out=pre_offs[1:])
-        pre_data = np.frombuffer(b"".join(pre), dtype=np.uint8) if pre else np.zeros(0, np.uint8)
-        cleaned, c_offs = TK.assemble(data, offs, _KEEP_LOWER, done, pre_data, pre_offs)
-        words, line_counts, word_counts, rep_s, rep_e = TK.split_and_intern(cleaned, c_offs)
-        raw = cleaned.tobytes()
-        remap = self._ids_of([raw[a:b].decode("ascii") for a, b in zip(rep_s.tolist(),
-                                                                         rep_e.tolist())])
-        ids_all = remap[words] if len(words) else np.empty(0, np.int32)
-        keep = ids_all >= 0
-        ids = np.ascontiguousarray(ids_all[keep], dtype=np.int32)
-        if keep.all():
-            per_line = word_counts
-        else:
-            word_line = np.repeat(np.arange(len(word_counts)), word_counts)
-            per_line = np.bincount(word_line[keep], minlength=len(word_counts))
+            texts = texts.to_pylist()
+        # rouge-score: lower(), then [^a-z0-9]+ -> " ". In UTF-8 every non-ASCII character is
+        # bytes >= 0x80, so mapping each byte outside [a-z0-9\n] to a space and splitting on
+        # runs of spaces gives the same tokens (newlines kept for the line split).
+        cleaned = [t.lower().encode("utf-8", "surrogatepass").translate(_KEEP) for t in texts]
+        n = len(cleaned)
+        arr = pa.array(cleaned, type=pa.large_binary()).cast(pa.large_string())
+        lines = pc.split_pattern(arr, "\n")
+        line_counts = pc.list_value_length(lines).to_numpy(zero_copy_only=False)
+        words = pc.ascii_split_whitespace(pc.list_flatten(lines))
+        word_counts = pc.list_value_length(words).to_numpy(zero_copy_only=False)
+        enc = pc.list_flatten(words).dictionary_encode()
+        if isinstance(enc, pa.ChunkedArray):
+            enc = enc.combine_chunks()
+        remap = self._ids_of(enc.dictionary.to_pylist())
+        raw = remap[enc.indices.to_numpy(zero_copy_only=False)] if len(enc) else \
+            np.empty(0, np.int32)
+        keep = raw >= 0
+        ids = np.ascontiguousarray(raw[keep], dtype=np.int32)
+        word_line = np.repeat(np.arange(len(word_counts)), word_counts)
+        per_line = np.bincount(word_line[keep], minlength=len(word_counts))
         tok_offsets = np.zeros(len(word_counts) + 1, dtype=np.int64)
         np.cumsum(per_line, out=tok_offsets[1:])
         line_offsets = np.zeros(n + 1, dtype=np.int64)
