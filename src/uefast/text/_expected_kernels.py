@@ -119,13 +119,17 @@ def _kmp_delta(gram, alpha):
 def expected_min_count(gram, r, probs_alpha, alpha, q, lengths, lo, hi, out):
     """Add E[min(Y_g, r)] after t tokens to out[x] for t = lengths[x] (sorted, x in lo:hi), Y_g the
     number of (overlapping) occurrences of n-gram ``gram`` in an i.i.d. sequence whose tokens
-    alpha[a] have probability probs_alpha[a] and all others together probability q."""
+    alpha[a] have probability probs_alpha[a] and all others together probability q.
+
+    States: (KMP state j, count c < r) and one absorbing state "count reached r", whose mass is
+    all that is needed of it; E[min(Y, r)] = sum_{c<r} c P(c) + r P(absorbed)."""
     n = gram.size
     k = alpha.size
     delta = _kmp_delta(gram, alpha)
-    cur = np.zeros((n + 1, r + 1))
-    nxt = np.zeros((n + 1, r + 1))
+    cur = np.zeros((n + 1, r))
+    nxt = np.zeros((n + 1, r))
     cur[0, 0] = 1.0
+    done = 0.0
     x = lo
     while x < hi and lengths[x] <= 0:
         x += 1
@@ -133,20 +137,25 @@ def expected_min_count(gram, r, probs_alpha, alpha, q, lengths, lo, hi, out):
     while x < hi:
         nxt[:, :] = 0.0
         for j in range(n + 1):
-            for c in range(r + 1):
+            for c in range(r):
                 mass = cur[j, c]
                 if mass == 0.0:
                     continue
                 nxt[0, c] += mass * q
                 for a in range(k):
                     j2 = delta[j, a]
-                    c2 = c + 1 if (j2 == n and c < r) else c
-                    nxt[j2, c2] += mass * probs_alpha[a]
+                    if j2 == n:
+                        if c + 1 == r:
+                            done += mass * probs_alpha[a]
+                        else:
+                            nxt[j2, c + 1] += mass * probs_alpha[a]
+                    else:
+                        nxt[j2, c] += mass * probs_alpha[a]
         cur, nxt = nxt, cur
         t += 1
         while x < hi and lengths[x] == t:
-            e = 0.0
-            for c in range(1, r + 1):
+            e = r * done
+            for c in range(1, r):
                 s = 0.0
                 for j in range(n + 1):
                     s += cur[j, c]
