@@ -168,3 +168,22 @@ def test_fused_one_word_path_equals_general_path():
     got, _ = expected_overlaps(tok, src, np.zeros(2, np.int64), np.array([1, 2]),
                                np.array([9, 9]), Variant("Lsum"), samples=300, seed=2)
     assert got[0] == got[1]
+
+
+def test_overlap1_distribution_equals_brute_force():
+    """Exact pmf of O_1 (check B4): enumeration; sums to 1 and its mean is the closed form (B3)."""
+    from uefast.text.expected import overlap1_distribution
+
+    source = "a b a c d".split()
+    for ref in (["a", "a", "b", "z"], ["c", "d", "d"], ["z"], ["a", "b", "c", "d"]):
+        for L in range(0, 6):
+            pmf = overlap1_distribution(" ".join(source), " ".join(ref), L)
+            want = np.zeros(len(pmf))
+            cnt = Counter(source)
+            for cand in itertools.product(sorted(cnt), repeat=L):
+                p = np.prod([cnt[w] / len(source) for w in cand]) if L else 1.0
+                want[_overlap(list(cand), ref, 1)] += p
+            np.testing.assert_allclose(pmf, want, rtol=0, atol=1e-13)
+            mean, _ = _ours(source, [ref], [L], Variant("N", 1))
+            assert abs(pmf @ np.arange(len(pmf)) - mean[0]) < 1e-12
+            assert abs(pmf.sum() - 1) < 1e-12

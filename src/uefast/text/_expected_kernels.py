@@ -438,3 +438,63 @@ def mc_max(ids, offs, tok_off, line_off, ref_keys, key_off, src_ids, src_off, sr
         mean[row] = m
         if samples > 1:
             sd[row] = math.sqrt(max(tot2 - samples * m * m, 0.0) / (samples - 1))
+
+
+@_jit
+def _binom_pmf(k, p, out):
+    """out[x] = C(k, x) p^x (1-p)^(k-x) for x = 0..k (log space; p = 0 and p = 1 exact)."""
+    if p <= 0.0:
+        out[:k + 1] = 0.0
+        out[0] = 1.0
+        return
+    if p >= 1.0:
+        out[:k + 1] = 0.0
+        out[k] = 1.0
+        return
+    lp = math.log(p)
+    lq = math.log1p(-p)
+    lk = math.lgamma(k + 1.0)
+    for x in range(k + 1):
+        out[x] = math.exp(lk - math.lgamma(x + 1.0) - math.lgamma(k - x + 1.0) + x * lp
+                          + (k - x) * lq)
+
+
+@_jit
+def overlap1_pmf(counts_src, n_src, r, L):
+    """Exact pmf of O_1 (SPEC_text §2.2): the reference's in-source types have source counts
+    counts_src[i] and reference counts r[i]; a random length-L candidate from the source
+    unigram model. The multinomial is taken as sequential conditional binomials
+    X_i | X_<i ~ Bin(L - s, c_i / (N - sum_{j<i} c_j)) over states (s tokens used, overlap o).
+    Returns P(O_1 = o) for o = 0..min(L, sum r)."""
+    omax = 0
+    for i in range(r.size):
+        omax += min(r[i], L)
+    omax = min(omax, L)
+    cur = np.zeros((L + 1, omax + 1))
+    nxt = np.zeros((L + 1, omax + 1))
+    cur[0, 0] = 1.0
+    pmf = np.empty(L + 1)
+    used = 0
+    for i in range(r.size):
+        rest = n_src - used
+        p = counts_src[i] / rest if rest > 0 else 0.0
+        used += counts_src[i]
+        nxt[:, :] = 0.0
+        for s in range(L + 1):
+            k = L - s
+            _binom_pmf(k, p, pmf)
+            for o in range(omax + 1):
+                mass = cur[s, o]
+                if mass == 0.0:
+                    continue
+                for x in range(k + 1):
+                    if pmf[x] == 0.0:
+                        continue
+                    o2 = min(o + min(x, r[i]), omax)
+                    nxt[s + x, o2] += mass * pmf[x]
+        cur, nxt = nxt, cur
+    out = np.zeros(omax + 1)
+    for s in range(L + 1):
+        for o in range(omax + 1):
+            out[o] += cur[s, o]
+    return out

@@ -29,7 +29,8 @@ from uefast.text import _expected_kernels as EK
 from uefast.text.rouge import Variant
 from uefast.text.tokenize import Tokenized
 
-__all__ = ["SourceIndex", "expected_overlaps", "expected_prf", "DEFAULT_SAMPLES"]
+__all__ = ["SourceIndex", "expected_overlaps", "expected_prf", "overlap1_distribution",
+           "DEFAULT_SAMPLES"]
 
 DEFAULT_SAMPLES = 200
 
@@ -133,3 +134,28 @@ def expected_prf(e_o, units_c, units_r):
     r = np.where(ok, e_o / np.maximum(ur, 1), 0.0)
     f = np.where(ok, 2.0 * e_o / np.maximum(uc + ur, 1), 0.0)
     return p, r, f
+
+
+def overlap1_distribution(source: str, reference: str, length: int, *,
+                          stem: bool = False) -> np.ndarray:
+    """Exact distribution of the ROUGE-1 overlap O_1 of a random length-``length`` candidate
+    from the source's unigram model against ``reference`` (SPEC_text §2.2): ``out[o] = P(O_1 =
+    o)``, o = 0..min(L, M). Texts are tokenised as rouge-score does. Its mean is E[O_1] of
+    :func:`expected_overlaps`; it gives the variance, quantiles or a p-value of an observed
+    overlap against the random summary. Cost O(m L^2 min(L, M)), m the reference's in-source
+    types."""
+    from uefast.text.tokenize import Tokenizer
+
+    if int(length) != length or length < 0:
+        raise ValueError(f"length must be a non-negative integer, got {length!r}")
+    tok = Tokenizer(stem)([source, reference])
+    o = tok.text_offsets
+    src = np.sort(tok.ids[o[0]:o[1]])
+    ref_types, ref_counts = np.unique(tok.ids[o[1]:o[2]], return_counts=True)
+    c_src = np.searchsorted(src, ref_types, side="right") - np.searchsorted(src, ref_types)
+    keep = c_src > 0
+    pmf = EK.overlap1_pmf(c_src[keep].astype(np.int64), np.int64(len(src)),
+                          ref_counts[keep].astype(np.int64), np.int64(length))
+    full = np.zeros(min(int(length), int(o[2] - o[1])) + 1)
+    full[:len(pmf)] = pmf
+    return full
