@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from uefast.errors import MeasureParseError
 from uefast.text import _rouge_kernels as K
@@ -147,10 +148,12 @@ def rouge_scores(targets: Sequence[str], predictions: Sequence[str],
     every i, as ``{type: (P, R, F)}`` float64 arrays (bit-identical to rouge-score 0.1.2)."""
     if len(targets) != len(predictions):
         raise ValueError(f"{len(targets)} targets but {len(predictions)} predictions")
-    tok = Tokenizer(use_stemmer)(list(predictions) + list(targets))
     n = len(predictions)
-    cand = np.arange(n)
-    ref = np.arange(n, 2 * n)
+    enc = pa.array(list(predictions) + list(targets), type=pa.large_string()).dictionary_encode()
+    idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    tok = Tokenizer(use_stemmer)(enc.dictionary)  # each distinct text once
+    cand = idx[:n]
+    ref = idx[n:]
     lengths = np.diff(tok.text_offsets)
     out = {}
     for t in rouge_types:
