@@ -26,6 +26,7 @@ from uefast.text._rouge_kernels import build_pm, lcs_length, lsum_hits, mask_row
 
 _jit = nb.njit(cache=True, nogil=True)
 _pjit = nb.njit(cache=True, nogil=True, parallel=True)
+_U0 = np.uint64(0)
 
 
 @_jit
@@ -240,10 +241,15 @@ def _stream(seed, src_key, draw):
 
 
 @_jit
-def _position(st, un):
-    """(next state, a position in 0..n-1): (high 32 bits of the output) * n >> 32."""
-    st, z = _splitmix(st)
-    return st, np.int64(((z >> np.uint64(32)) * un) >> np.uint64(32))
+def _position(st, z, i, un):
+    """(state, output, position in 0..n-1) of token i of a draw: each splitmix64 output serves
+    two tokens, its high 32 bits (even i) then its low 32 bits (odd i), as h * n >> 32."""
+    if i & 1 == 0:
+        st, z = _splitmix(st)
+        h = z >> np.uint64(32)
+    else:
+        h = z & np.uint64(0xFFFFFFFF)
+    return st, z, np.int64((h * un) >> np.uint64(32))
 
 
 @_jit
@@ -253,9 +259,10 @@ def draw_positions(n, seed, src_key, length, draw, out):
     candidate of length L is the first L positions of the draw, whatever L (common random
     numbers across lengths and references; n < 2**32, bias below n / 2**32)."""
     st = _stream(seed, src_key, draw)
+    z = _U0
     un = np.uint64(n)
     for i in range(length):
-        st, p = _position(st, un)
+        st, z, p = _position(st, z, i, un)
         out[i] = p
 
 
@@ -279,6 +286,7 @@ def _lcs_prefixes(row_of_pos, masks, m, seed, src_key, lengths, lo, hi, samples,
     v = np.empty(w, dtype=np.uint64)
     for d in range(samples):
         st = _stream(seed, src_key, d)
+        z = _U0
         for q in range(w):
             v[q] = _ALL
         v[w - 1] = top
@@ -295,7 +303,7 @@ def _lcs_prefixes(row_of_pos, masks, m, seed, src_key, lengths, lo, hi, samples,
                 x += 1
             if x == hi:
                 break
-            st, pos = _position(st, un)
+            st, z, pos = _position(st, z, t, un)
             t += 1
             r = row_of_pos[pos]
             if r < 0:
