@@ -341,3 +341,42 @@ def test_exact_reb_against_monte_carlo_on_summeval(shared_data):
                             n_samples=3000, seed=1, encoder=enc)
         assert np.all(np.abs(mc["reb"] - exact["reb"]) < 4 * mc["reb_se"])
         assert 0.3 < exact["reb"].mean() < 0.9
+
+
+@pytest.mark.parametrize("measure,kw", [("BERTScore", {}),
+                                        ("BERTScore(score=recall,reb=algorithm1)", {}),
+                                        ("BERTScore(score=precision,reb=sampled)", {"seed": 5}),
+                                        ("BERTScore", {"multi_ref": "max", "length": "reference"})])
+def test_text_evaluate_wires_bertscore_rows(measure, kw):
+    """uefast.text.evaluate's BERTScore rows are bertscore_rows' numbers, UE from them."""
+    import pyarrow as pa
+
+    from uefast.text import evaluate, parse_text_measure
+    from uefast.text.ue import text_ue
+
+    m = parse_text_measure(measure)
+    if kw.get("multi_ref") == "max" and m.reb == "exact":
+        with pytest.raises(Exception, match="max"):
+            evaluate(_text_table(), [measure], encoder=FakeEncoder(), **kw)
+        return
+    out = evaluate(_text_table(), [measure], encoder=FakeEncoder(), bertscore_samples=9, **kw)
+    want = bertscore_rows(CAND, REFS, SRC, encoder=FakeEncoder(), score=m.score, reb=m.reb,
+                          n_samples=9, seed=kw.get("seed", 0), multi_ref=kw.get("multi_ref", "mean"),
+                          length=kw.get("length", "candidate"))
+    for col in ("value", "iub", "reb"):
+        np.testing.assert_array_equal(out[col].to_numpy(), want[col])
+    v1, v2 = text_ue(want["value"], want["iub"], want["reb"])
+    np.testing.assert_array_equal(out["ue_v2"].to_numpy(zero_copy_only=False), v2)
+    se = out["reb_se"].to_numpy(zero_copy_only=False)
+    if m.reb == "sampled":
+        np.testing.assert_array_equal(se, want["reb_se"])
+    else:
+        assert np.isnan(se).all()
+    assert pa.compute.all(pa.compute.equal(out["measure"], str(m))).as_py()
+
+
+def _text_table():
+    import pyarrow as pa
+
+    return pa.table({"doc_id": ["d0", "d1"], "system": ["s", "s"], "candidate": CAND,
+                     "reference": REFS, "source": SRC})

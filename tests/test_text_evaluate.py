@@ -227,18 +227,18 @@ def test_bertscore_dispatch(monkeypatch):
     calls = []
 
     def fake(candidates, references, sources, *, score="f1", reb="exact", iub="one",
-             encoder=None, seed=0, n_samples=32):
+             encoder=None, seed=0, n_samples=32, multi_ref="mean", length="candidate"):
         calls.append((list(candidates), [list(r) for r in references], score, reb, iub, seed,
-                      n_samples, encoder))
+                      n_samples, encoder, multi_ref, length))
         n = len(candidates)
         return {"value": np.full(n, 0.6), "iub": np.ones(n), "reb": np.full(n, 0.2)}
 
     monkeypatch.setitem(sys.modules, "uefast.text.bertscore",
                         types.SimpleNamespace(bertscore_rows=fake))
     out = evaluate(_table(), ["ROUGE-1", "BERTScore(score=precision,reb=sampled)"], seed=3,
-                   encoder="enc", bertscore_samples=7)
+                   encoder="enc", bertscore_samples=7, length="reference")
     assert calls == [([r[2] for r in ROWS], [[r[3]] for r in ROWS], "precision", "sampled", "one",
-                      3, 7, "enc")]
+                      3, 7, "enc", "mean", "reference")]
     assert _col(out, "ue_v2", "BERTScore(score=precision,reb=sampled)") == pytest.approx([0.5] * 4)
     monkeypatch.setitem(sys.modules, "uefast.text.bertscore", None)
     with pytest.raises(InputError, match="needs the module uefast.text.bertscore"):

@@ -176,7 +176,8 @@ class _Rouge:
         return mean, sd / np.sqrt(samples)
 
 
-def _bertscore(rows: TextRows, m: TextMeasure, encoder, seed: int, n_samples: int):
+def _bertscore(rows: TextRows, m: TextMeasure, encoder, seed: int, n_samples: int,
+               multi_ref: str, length: str):
     """Dispatch to ``uefast.text.bertscore.bertscore_rows`` (imported only when asked for)."""
     import importlib
 
@@ -190,7 +191,7 @@ def _bertscore(rows: TextRows, m: TextMeasure, encoder, seed: int, n_samples: in
     res = bs.bertscore_rows(rows.candidates.to_pylist(), rows.references,
                             rows.sources.to_pylist(), score=m.score,
                             reb=m.reb, iub=m.iub, encoder=encoder, seed=seed,
-                            n_samples=n_samples)
+                            n_samples=n_samples, multi_ref=multi_ref, length=length)
     n = len(rows)
     out = []
     for key in ("value", "iub", "reb"):
@@ -198,6 +199,8 @@ def _bertscore(rows: TextRows, m: TextMeasure, encoder, seed: int, n_samples: in
         if a.shape != (n,):
             raise InputError(f"bertscore_rows returned {key!r} of shape {a.shape}; expected ({n},)")
         out.append(a)
+    # reb="sampled": the Monte Carlo standard error, into the reb_se / CI columns as ROUGE-L's
+    out.append(np.asarray(res["reb_se"], dtype=np.float64) if "reb_se" in res else np.full(n, np.nan))
     return out
 
 
@@ -214,7 +217,7 @@ def evaluate(data, measures=("ROUGE-1", "ROUGE-2", "ROUGE-L"), *, stem: bool = F
         ``source``; see ``data_schemas/text_input.md``.
     measures : str or sequence of str
         ``ROUGE-<n>``, ``ROUGE-L``, ``ROUGE-Lsum`` (F1; ``(score=precision|recall)``) and
-        ``BERTScore`` (``score=``, ``reb=exact|sampled``, ``iub=one``).
+        ``BERTScore`` (``score=``, ``reb=exact|sampled|algorithm1``, ``iub=one``).
     stem : bool
         Porter stemming as rouge-score's ``use_stemmer`` (needs ``uefast[text]``).
     iub : {"len", "src", "one"}
@@ -254,8 +257,9 @@ def evaluate(data, measures=("ROUGE-1", "ROUGE-2", "ROUGE-L"), *, stem: bool = F
             val, ub, reb, se, row_len = rouge.measure(m, iub, multi_ref, samples, seed, length)
             lens = row_len.astype(np.float64)
         else:
-            val, ub, reb = _bertscore(rows, m, encoder, seed, bertscore_samples)
-            se, lens = np.full(n, np.nan), np.full(n, np.nan)
+            val, ub, reb, se = _bertscore(rows, m, encoder, seed, bertscore_samples, multi_ref,
+                                          length)
+            lens = np.full(n, np.nan)
         for k, x in zip(("value", "iub", "reb", "se", "len"), (val, ub, reb, se, lens)):
             cols[k].append(np.asarray(x, dtype=np.float64))
     stack = {k: np.stack(v, axis=1).reshape(-1) if n else np.zeros(0) for k, v in cols.items()}

@@ -4,8 +4,9 @@ each with an optional parameter list, e.g. ``ROUGE-1(score=recall)``,
 
 * ``score``: ``f1`` (default), ``precision`` or ``recall`` (aliases ``f``/``fmeasure``,
   ``p``, ``r``).
-* BERTScore only: ``reb`` = ``exact`` (default, SPEC_text §5.3) or ``sampled`` (the
-  dissertation's Algorithm 1, §5.2); ``iub`` = ``one`` (default).
+* BERTScore only: ``reb`` = ``exact`` (default, SPEC_text §5.3), ``sampled`` (seeded Monte
+  Carlo under the same unigram model) or ``algorithm1`` (the dissertation's Algorithm 1, §5.2);
+  ``iub`` = ``one`` (default).
 
 rouge-score's type names (``rouge1``, ``rougeL``, ``rougeLsum``) are accepted. ``str(m)`` is
 the canonical form (defaults left out) and parses back to an equal measure.
@@ -22,7 +23,7 @@ __all__ = ["TextMeasure", "parse_text_measure", "parse_text_measures"]
 
 SCORES = {"f1": "f1", "f": "f1", "fmeasure": "f1", "precision": "precision", "p": "precision",
           "recall": "recall", "r": "recall"}
-BERT_PARAMS = {"reb": ("exact", "sampled"), "iub": ("one",)}
+BERT_PARAMS = {"reb": ("exact", "sampled", "algorithm1"), "iub": ("one",)}
 _FORMAT = ("expected ROUGE-<n>, ROUGE-L, ROUGE-Lsum or BERTScore, optionally with parameters "
            "as in ROUGE-1(score=recall) or BERTScore(score=precision,reb=sampled)")
 _RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:\((.*)\))?\s*$")
