@@ -96,7 +96,7 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
         return int(data[label].max().compute())
 
     spec = part_spec(measures, options, schema=schema, qrels=qrels, order=order,
-                     max_label=max_label)
+                     max_label=max_label, shuffled=not clustered)
     if clustered:
         import dask
 

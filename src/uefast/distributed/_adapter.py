@@ -57,7 +57,7 @@ class PartSpec:
     order: str | None = None
     qrels: pa.Table | None = None
     qrels_qid: str = "qid"
-    extra: dict = field(default_factory=dict)
+    canonical: list = field(default_factory=list)  # sort keys of a shuffled part (no order=)
 
 
 def check_options(options: dict, *, shuffled: bool, order: str | None, has_docid: bool) -> None:
@@ -80,9 +80,16 @@ def check_options(options: dict, *, shuffled: bool, order: str | None, has_docid
 
 
 def part_spec(measures: Any, options: dict, *, schema: pa.Schema, qrels: Any,
-              order: str | None, max_label: Callable[[], int]) -> PartSpec:
+              order: str | None, max_label: Callable[[], int], shuffled: bool) -> PartSpec:
     """Parse the measures, resolve ERR's default lmax from ``max_label()`` (called only when
-    needed) and fix the output schema; ``schema`` is the run's Arrow schema."""
+    needed) and fix the output schema; ``schema`` is the run's Arrow schema.
+
+    A shuffled part without ``order`` is sorted canonically before evaluating: by (qid, docid),
+    or without a docid column by every column. The shuffle's row order is not deterministic and
+    ``ties="expected"`` sums in row order (values differ in the last bits between orders), so
+    this makes every run, and every re-run of a task, give the same bits: those of
+    ``uefast.evaluate`` on the input sorted the same way (``ties="trec_eval"`` values do not
+    depend on the order at all)."""
     from uefast.inputs import to_arrow
     from uefast.measures import parse_measures
     from uefast.streaming._evaluate import _resolve_err
@@ -109,8 +116,14 @@ def part_spec(measures: Any, options: dict, *, schema: pa.Schema, qrels: Any,
         else:
             ml = max_label()
         mlist, back = _resolve_err(mlist, 0 if ml is None else max(int(ml), 0))
-    return PartSpec([str(m) for m in mlist], back, dict(options), output_schema(schema.field(qid).type),
-                    qid=qid, order=order, qrels=qrels_t, qrels_qid=qid)
+    canonical: list = []
+    if shuffled and order is None:
+        docid = options.get("docid", "docid")
+        canonical = [qid, docid] if docid in schema.names else \
+            [qid] + [c for c in schema.names if c != qid]
+    return PartSpec([str(m) for m in mlist], back, dict(options),
+                    output_schema(schema.field(qid).type), qid=qid, order=order, qrels=qrels_t,
+                    qrels_qid=qid, canonical=canonical)
 
 
 def evaluate_part(table: pa.Table, spec: PartSpec) -> pa.Table:
@@ -124,6 +137,9 @@ def evaluate_part(table: pa.Table, spec: PartSpec) -> pa.Table:
         idx = pc.sort_indices(table, sort_keys=[(spec.qid, "ascending"),
                                                 (spec.order, "ascending")])
         table = table.take(idx).drop_columns([spec.order])
+    elif spec.canonical:  # shuffled: rows in a canonical order, so a re-run is bit-identical
+        table = table.take(pc.sort_indices(table, sort_keys=[(c, "ascending")
+                                                             for c in spec.canonical]))
     qrels = spec.qrels
     if qrels is not None:  # only this part's queries: the same values, less work per part
         q = table.column(spec.qid)

@@ -1,0 +1,197 @@
+"""uefast.dask: per-query rows bit-identical to uefast.evaluate for 1, 4, 16 partitions,
+clustered and shuffled input, integer and string ids; statistics identical for any partitioning;
+threaded scheduler and a distributed LocalCluster (a worker killed mid-job)."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import uefast
+from uefast.errors import InputError
+
+dd = pytest.importorskip("dask.dataframe", reason="dask is not installed (extra `dask`)")
+import dask  # noqa: E402
+
+import uefast.dask as ud  # noqa: E402
+import uefast.distributed as udist  # noqa: E402
+from uefast.streaming import NotClusteredError, cluster_parquet  # noqa: E402
+
+from _distributed_helpers import MEASURES, assert_bit_identical, letor_run, trec_run  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _threads():
+    with dask.config.set(scheduler="threads", num_workers=2):
+        yield
+
+
+def _collect(ddf) -> pa.Table:
+    return pa.Table.from_pandas(ddf.compute(), preserve_index=False)
+
+
+def _clustered(table: pa.Table, k: int):
+    """A Dask DataFrame with every query's rows in one of ``k`` partitions (rows of a query keep
+    their input order)."""
+    import pandas as pd
+
+    pdf = table.to_pandas()
+    codes = pd.factorize(pdf["qid"])[0]
+    pdf = pdf.assign(_p=codes % k).sort_values("_p", kind="stable")
+    parts = [g.drop(columns="_p").reset_index(drop=True) for _, g in pdf.groupby("_p", sort=True)]
+    return dd.from_delayed([dask.delayed(p) for p in parts], meta=parts[0].iloc[:0])
+
+
+@pytest.mark.parametrize("string_ids", [False, True])
+@pytest.mark.parametrize("clustered", [False, True])
+@pytest.mark.parametrize("k", [1, 4, 16])
+def test_letor_bit_identical(k, clustered, string_ids):
+    t = letor_run(string_ids=string_ids)
+    ref = uefast.evaluate(t, None, MEASURES)
+    ddf = _clustered(t, k) if clustered else dd.from_pandas(t.to_pandas(), npartitions=k)
+    assert ddf.npartitions == k
+    assert_bit_identical(_collect(ud.evaluate(ddf, None, MEASURES, clustered=clustered)), ref)
+
+
+@pytest.mark.parametrize("string_ids", [False, True])
+@pytest.mark.parametrize("clustered", [False, True])
+@pytest.mark.parametrize("k", [1, 4, 16])
+def test_trec_bit_identical(k, clustered, string_ids):
+    run, qrels = trec_run(string_ids=string_ids)
+    ref = uefast.evaluate(run, qrels, MEASURES)
+    ddf = _clustered(run, k) if clustered else dd.from_pandas(run.to_pandas(), npartitions=k)
+    got = ud.evaluate(ddf, qrels, MEASURES, clustered=clustered)
+    assert_bit_identical(_collect(got), ref)
+
+
+@pytest.mark.parametrize("k", [1, 4, 16])
+def test_ties_expected(k):
+    """ties='expected' sums in row order (the engine's values differ in the last bits between
+    row orders of a query): clustered input keeps the order (bit-identical); a shuffled part is
+    sorted by (qid, docid) first, so it equals uefast.evaluate on the rows in that order, for
+    any partitioning and any re-run."""
+    run, qrels = trec_run(seed=4)
+    ref = uefast.evaluate(run, qrels, MEASURES, ties="expected")
+    got = ud.evaluate(_clustered(run, k), qrels, MEASURES, clustered=True, ties="expected")
+    assert_bit_identical(_collect(got), ref)
+    by_doc = run.sort_by([("qid", "ascending"), ("docid", "ascending")])
+    ref2 = uefast.evaluate(by_doc, qrels, MEASURES, ties="expected")
+    got = ud.evaluate(dd.from_pandas(run.to_pandas(), npartitions=k), qrels, MEASURES,
+                      ties="expected")
+    assert_bit_identical(_collect(got), ref2)
+
+
+@pytest.mark.parametrize("string_ids", [False, True])
+def test_clustered_parquet_path(tmp_path, string_ids):
+    """cluster_parquet output read one partition per row group: no shuffle, same values."""
+    t = letor_run(n_queries=50, string_ids=string_ids)
+    pq.write_table(t, tmp_path / "raw.parquet")
+    cluster_parquet(tmp_path / "raw.parquet", tmp_path / "c.parquet", row_group_size=60)
+    ref = uefast.evaluate(t, None, MEASURES)
+    got = ud.evaluate(tmp_path / "c.parquet", None, MEASURES, clustered=True)
+    assert got.npartitions > 4
+    assert_bit_identical(_collect(got), ref)
+    # the same path, not declared clustered: shuffled, same values
+    assert_bit_identical(_collect(ud.evaluate(str(tmp_path / "c.parquet"), None, MEASURES)), ref)
+
+
+def test_clustered_claim_is_checked():
+    t = letor_run()
+    ddf = dd.from_pandas(t.to_pandas(), npartitions=4)  # queries spread over partitions
+    with pytest.raises(NotClusteredError, match="occurs in partitions"):
+        ud.evaluate(ddf, None, MEASURES, clustered=True)
+
+
+def test_ties_input_needs_an_order_column():
+    t = letor_run(n_queries=30)
+    t = t.append_column("row", pa.array(np.arange(t.num_rows)))
+    ddf = dd.from_pandas(t.to_pandas(), npartitions=4)
+    with pytest.raises(InputError, match="ties='input' after a shuffle.*order="):
+        ud.evaluate(ddf, None, MEASURES, ties="input")
+    no_doc = ddf.drop(columns=["docid"])
+    with pytest.raises(InputError, match="without a docid column"):
+        ud.evaluate(no_doc, None, MEASURES)
+    # with order=: the input order of the original table, bit for bit
+    ref = uefast.evaluate(t.drop_columns(["row"]), None, MEASURES, ties="input")
+    got = ud.evaluate(ddf, None, MEASURES, ties="input", order="row")
+    assert_bit_identical(_collect(got), ref)
+    ref2 = uefast.evaluate(t.drop_columns(["row", "docid"]), None, MEASURES)
+    assert_bit_identical(_collect(ud.evaluate(no_doc, None, MEASURES, order="row")), ref2)
+    # clustered input keeps its order: ties="input" allowed without order=
+    assert_bit_identical(_collect(ud.evaluate(_clustered(t.drop_columns(["row"]), 3), None,
+                                              MEASURES, ties="input", clustered=True)), ref)
+
+
+def test_refused_options():
+    ddf = dd.from_pandas(letor_run().to_pandas(), npartitions=2)
+    with pytest.raises(InputError, match="queries='intersect' only"):
+        ud.evaluate(ddf, None, MEASURES, queries="qrels")
+    with pytest.raises(InputError, match="missing order column"):
+        ud.evaluate(ddf, None, MEASURES, order="nope")
+
+
+def test_err_lmax_is_global():
+    """ERR's default lmax is the largest label of the whole data, not of a partition."""
+    t = letor_run(n_queries=40)
+    lab = t.column("label").to_numpy().copy()
+    q = t.column("qid").to_numpy()
+    lab[q == q.max()] = 9  # one query holds the largest label
+    t = t.set_column(2, "label", pa.array(lab))
+    ref = uefast.evaluate(t, None, ["ERR@10", "ERR"])
+    assert_bit_identical(_collect(ud.evaluate(dd.from_pandas(t.to_pandas(), npartitions=8),
+                                              None, ["ERR@10", "ERR"])), ref)
+
+
+def test_statistics_identical_for_any_partitioning():
+    t = letor_run(n_queries=50, systems=("a", "b", "c"))
+    per_query = uefast.evaluate(t, None, ["nDCG@10", "AP"])
+    refs = {m: udist.compare(per_query, m, n_resamples=200, seed=4)
+            for m in ("t", "randomization", "bootstrap")}
+    agg = udist.aggregate(per_query)
+    for k in (1, 4, 16):
+        pq_ddf = ud.evaluate(dd.from_pandas(t.to_pandas(), npartitions=k), None,
+                             ["nDCG@10", "AP"])
+        assert ud.aggregate(pq_ddf).equals(agg)
+        for m, ref in refs.items():
+            assert ud.compare(pq_ddf, m, n_resamples=200, seed=4).equals(ref), (m, k)
+    # a per-query frame already split by query: no shuffle
+    pq_ddf = ud.evaluate(dd.from_pandas(t.to_pandas(), npartitions=3), None, ["nDCG@10", "AP"])
+    assert ud.compare(pq_ddf, "bootstrap", clustered=True, n_resamples=200,
+                      seed=4).equals(refs["bootstrap"])
+
+
+@pytest.mark.slow
+def test_local_cluster_and_a_killed_worker():
+    """distributed.LocalCluster (2 worker processes): identical rows; a worker process killed
+    (SIGKILL) while tasks run is restarted by its nanny and its tasks re-run: identical again."""
+    distributed = pytest.importorskip("distributed")
+    t = letor_run(n_queries=120, seed=3)
+    ref = uefast.evaluate(t, None, MEASURES)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=40) as cluster, \
+            distributed.Client(cluster) as client:
+        ddf = dd.from_pandas(t.to_pandas(), npartitions=16)
+        assert_bit_identical(pa.Table.from_pandas(
+            client.compute(ud.evaluate(ddf, None, MEASURES)).result(), preserve_index=False), ref)
+
+        def slow(pdf):  # keeps tasks running long enough to kill a worker among them
+            time.sleep(0.4)
+            return pdf
+
+        slowed = ddf.map_partitions(slow, meta=ddf._meta)
+        fut = client.compute(ud.evaluate(slowed, None, MEASURES))
+        time.sleep(1.0)
+        pids = client.run(os.getpid)
+        victim = sorted(pids)[0]
+        os.kill(pids[victim], signal.SIGKILL)
+        got = fut.result(timeout=300)
+        assert victim not in client.run(os.getpid) or len(client.run(os.getpid)) == 2
+        assert_bit_identical(pa.Table.from_pandas(got, preserve_index=False), ref)
+        per_query = uefast.evaluate(t, None, ["AP"])
+        got_p = ud.compare(ud.evaluate(ddf, None, ["AP"]), "randomization", n_resamples=100)
+        assert got_p.equals(udist.compare(per_query, "randomization", n_resamples=100))
