@@ -195,3 +195,39 @@ def test_local_cluster_and_a_killed_worker():
         per_query = uefast.evaluate(t, None, ["AP"])
         got_p = ud.compare(ud.evaluate(ddf, None, ["AP"]), "randomization", n_resamples=100)
         assert got_p.equals(udist.compare(per_query, "randomization", n_resamples=100))
+
+
+def test_clustered_path_checked_from_statistics(tmp_path):
+    """Row groups with disjoint qid [min, max] statistics prove the clustering from the footers;
+    overlapping intervals fall back to the column pass, which finds a qid in two files."""
+    from uefast.distributed._adapter import row_groups_disjoint
+
+    t = letor_run(n_queries=40).sort_by([("qid", "ascending")])
+    q = t.column("qid").to_numpy()
+    lo, hi = t.filter(pa.array(q < 150)), t.filter(pa.array(q >= 150))
+    pq.write_table(lo, tmp_path / "a.parquet")
+    pq.write_table(hi, tmp_path / "b.parquet")
+    assert row_groups_disjoint(str(tmp_path), "qid")
+    ref = uefast.evaluate(t, None, MEASURES)
+    assert_bit_identical(_collect(ud.evaluate(tmp_path, None, MEASURES, clustered=True)), ref)
+    # interleaved ranges, still disjoint sets of qids: the column pass accepts them
+    odd = pa.array(q % 2 == 1)
+    d2 = tmp_path / "interleaved"
+    d2.mkdir()
+    pq.write_table(t.filter(odd), d2 / "a.parquet")
+    pq.write_table(t.filter(pc_invert(odd)), d2 / "b.parquet")
+    assert not row_groups_disjoint(str(d2), "qid")
+    assert_bit_identical(_collect(ud.evaluate(d2, None, MEASURES, clustered=True)), ref)
+    # a query split over two files
+    d3 = tmp_path / "split"
+    d3.mkdir()
+    pq.write_table(t.slice(0, t.num_rows // 2 + 1), d3 / "a.parquet")
+    pq.write_table(t.slice(t.num_rows // 2 + 1), d3 / "b.parquet")
+    with pytest.raises(NotClusteredError, match="occurs in partitions"):
+        ud.evaluate(d3, None, MEASURES, clustered=True)
+
+
+def pc_invert(mask):
+    import pyarrow.compute as pc
+
+    return pc.invert(mask)

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from uefast.errors import InputError
 from uefast.distributed._adapter import (PartSpec, check_disjoint, check_options, evaluate_part,
-                                         part_spec, unique_qids)
+                                         part_spec, row_groups_disjoint, unique_qids)
 from uefast.distributed._reduce import (aggregate_partial, compare_plan,
                                         finish_aggregate, merge_partials, run_compare)
 
@@ -60,8 +60,9 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
         keeping its queries' rows.
     clustered
         ``True``: every query's rows are already in one partition: no shuffle. This is checked
-        up front (one pass over the qid column; :class:`~uefast.streaming.NotClusteredError`
-        names a qid found in two partitions). ``False`` (default): shuffle on qid first
+        up front: for a Parquet path from the row groups' qid statistics when their [min, max]
+        intervals are disjoint (footers only), else by one pass over the qid column
+        (:class:`~uefast.streaming.NotClusteredError` names a qid found in two partitions). ``False`` (default): shuffle on qid first
         (``DataFrame.shuffle(on=qid)``); rows then lose their order, so ``ties="input"`` (and
         ``ties="trec_eval"`` without a docid column) needs ``order=``.
     order
@@ -82,9 +83,12 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
         carried.
     """
     dd = _dd()
-    if isinstance(data, (str, os.PathLike)):
-        data = dd.read_parquet(os.fspath(data), split_row_groups=True if clustered else "infer")
     qid = options.get("qid", "qid")
+    proven = False
+    if isinstance(data, (str, os.PathLike)):
+        path = os.fspath(data)
+        data = dd.read_parquet(path, split_row_groups=True if clustered else "infer")
+        proven = clustered and row_groups_disjoint(path, qid)
     schema = pa.Schema.from_pandas(data._meta, preserve_index=False)
     check_options(options, shuffled=not clustered, order=order,
                   has_docid=options.get("docid", "docid") in schema.names)
@@ -97,7 +101,7 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
 
     spec = part_spec(measures, options, schema=schema, qrels=qrels, order=order,
                      max_label=max_label, shuffled=not clustered)
-    if clustered:
+    if clustered and not proven:
         import dask
 
         parts = [dask.delayed(_unique_qids)(p, qid) for p in data[[qid]].to_delayed()]

@@ -184,6 +184,32 @@ def check_disjoint(parts_qids: list) -> None:
             "uefast.streaming.cluster_parquet and read one partition per row group")
 
 
+def row_groups_disjoint(path: str, qid: str) -> bool:
+    """True when the Parquet row groups under ``path`` have min/max statistics for ``qid`` whose
+    [min, max] intervals are pairwise disjoint: then no qid is in two row groups (nor in two
+    partitions made of whole row groups), proven from the footers alone. False when a statistic
+    is missing or two intervals meet (the caller then checks the column itself)."""
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    bounds = []
+    for f in ds.dataset(path, format="parquet").files:
+        md = pq.ParquetFile(f).metadata
+        try:
+            col = md.schema.names.index(qid)
+        except ValueError:
+            return False
+        for i in range(md.num_row_groups):
+            st = md.row_group(i).column(col).statistics
+            if md.row_group(i).num_rows == 0:
+                continue
+            if st is None or not st.has_min_max:
+                return False
+            bounds.append((st.min, st.max))
+    bounds.sort()
+    return all(a[1] < b[0] for a, b in zip(bounds[:-1], bounds[1:]))
+
+
 def unique_qids(table_or_array: Any) -> pa.Array:
     """Distinct values of a qid column (dictionary decoded, as Arrow)."""
     a = table_or_array
