@@ -231,3 +231,18 @@ def pc_invert(mask):
     import pyarrow.compute as pc
 
     return pc.invert(mask)
+
+
+def test_clustered_input_is_not_shuffled(tmp_path):
+    """clustered=True (proven from statistics or checked) builds no shuffle into the graph."""
+    from uefast.streaming import ClusteredWriter
+
+    t = letor_run(n_queries=30).sort_by([("qid", "ascending")])
+    with ClusteredWriter(tmp_path / "a.parquet", t.schema, row_group_size=100) as w:
+        w.write(t)
+    for data in (tmp_path / "a.parquet", _clustered(t, 3)):
+        g = ud.evaluate(data, None, MEASURES, clustered=True)
+        names = " ".join(str(k) for k in dict(g.__dask_graph__()))
+        assert "shuffle" not in names.lower(), names[:300]
+    g = ud.evaluate(tmp_path / "a.parquet", None, MEASURES)
+    assert "shuffle" in " ".join(str(k) for k in dict(g.__dask_graph__())).lower()
