@@ -174,7 +174,8 @@ def test_aggregate_skips_nan_and_null():
 
 
 def test_compare_errors(per_query):
-    bad = per_query.set_column(3, "value", pa.array([float("nan")] + [0.5] * (per_query.num_rows - 1)))
+    vals = [float("nan")] + [0.5] * (per_query.num_rows - 1)
+    bad = per_query.set_column(3, "value", pa.array(vals))
     with pytest.raises(InputError, match="non-finite"):
         compare(bad, "t")
     dup = pa.concat_tables([per_query, per_query.slice(0, 1)])

@@ -92,9 +92,10 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
         ``True``: every query's rows are already in one partition: no shuffle. This is checked
         up front: for a Parquet path from the row groups' qid statistics when their [min, max]
         intervals are disjoint (footers only), else by one pass over the qid column
-        (:class:`~uefast.streaming.NotClusteredError` names a qid found in two partitions). ``False`` (default): shuffle on qid first
-        (``DataFrame.shuffle(on=qid)``); rows then lose their order, so ``ties="input"`` (and
-        ``ties="trec_eval"`` without a docid column) needs ``order=``.
+        (:class:`~uefast.streaming.NotClusteredError` names a qid found in two partitions).
+        ``False`` (default): shuffle on qid first (``DataFrame.shuffle(on=qid)``); rows then
+        lose their order, so ``ties="input"`` (and ``ties="trec_eval"`` without a docid column)
+        needs ``order=``.
     order
         A column to sort each query's rows by (ascending, stable) before evaluating; it is
         dropped before the engine sees the rows.
@@ -112,7 +113,7 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
         input. Row order follows the partitions; the table metadata (``uefast.info``) is not
         carried.
     """
-    dd = _dd()
+    _dd()
     qid = options.get("qid", "qid")
     proven = False
     if isinstance(data, (str, os.PathLike)):

@@ -264,7 +264,8 @@ def compare_stage2(part: Any, plan: ComparePlan, zbar: dict) -> Partial:
         return out
     sums, nstar = poisson_sums(w, qkeys, plan.seed, B)
     for p, key in enumerate(keys):
-        cells = np.concatenate([[0], 1 + 2 * (np.arange(B) * K + p), 2 + 2 * (np.arange(B) * K + p)])
+        c0 = 2 * (np.arange(B) * K + p)
+        cells = np.concatenate([[0], 1 + c0, 2 + c0])
         both = Ragged(np.concatenate([ww.lens[p:p + 1], sums.lens]),
                       np.concatenate([ww.take([p]).flat, sums.flat]))
         out[key] = KeyStats(nstar[:, p].copy(), both.take(cells), np.zeros(0))
@@ -293,7 +294,7 @@ def _t_pvalue(t: float, n: int, alternative: str) -> float:
 def finish_compare(plan: ComparePlan, stage1: Partial, stage2: Partial) -> pa.Table:
     """One row per (measure, system_a, system_b), sorted; ``z = x_a - x_b``.
 
-    * ``t``: ``t = z̄ / (sd/√n)`` with ``sd² = Σ(z - z̄)²/(n - 1)``, Student's t with ``n - 1`` df.
+    * ``t``: ``t = z̄ / (sd/√n)``, ``sd² = Σ(z - z̄)²/(n - 1)``, Student's t with ``n - 1`` df.
     * ``randomization``: ``T = Σz``; ``p = (#{b: |T*_b| >= |T| - γ} + 1)/(B + 1)`` (two-sided;
       one-sided analogues), ``T*_b = Σ s_bk z_k``, ``γ`` = 1e-12·max(|T|, Σ|z|).
     * ``bootstrap``: the studentised, shifted Poisson bootstrap: ``t*_b`` of ``w = z - z̄`` under
