@@ -139,8 +139,11 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
 
         parts = [dask.delayed(_unique_qids)(p, qid) for p in data[[qid]].to_delayed()]
         check_disjoint(list(dask.compute(*parts)))
+    import dask
+
     meta = spec.schema.empty_table().to_pandas()
-    return data.map_partitions(_eval_pandas, spec, meta=meta)
+    # one graph key for the spec (it holds the qrels), not a copy inside every task
+    return data.map_partitions(_eval_pandas, dask.delayed(spec, pure=True), meta=meta)
 
 
 def _reduce_with(parts):
