@@ -221,16 +221,17 @@ def _threads_per_block(sizes: np.ndarray) -> int:
 
 
 def launch_counting(seg_ids, offsets, ci: CountingInputs, qref, tie_mode, plan_arrays, nrel_q,
-                    idcg_q, tabs, out, emulate: bool, lab=None, to_dev=None, empty=None):
+                    idcg_q, tabs, out, emulate: bool, mem=None):
     """Rank and score segments ``seg_ids`` by counting into ``out`` (device or host array);
-    returns the ranked-label scratch (``lab``, segment order) for the tests."""
+    returns the ranked-label scratch (``lab``, segment order) for the tests. ``mem``: the call's
+    :class:`uefast.gpu.memory.DeviceMemory` (None: host arrays, ``emulate``)."""
     n = max(int(offsets[-1]), 1)
     nseg = len(offsets) - 1
     slots = _scratch_slots(plan_arrays[0], tie_mode)
     nslot = max(int(slots.max(initial=0)) + 1, 1)
-    empty = empty or np.empty
-    to_dev = to_dev or (lambda a: a)
-    lab = empty(n, np.int64) if lab is None else lab
+    empty = np.empty if mem is None else mem.empty
+    to_dev = (lambda a: a) if mem is None else mem.upload
+    lab = empty(n, np.int64)
     mark = empty(n + nseg + 1, np.int8)
     expected = tie_mode == TIE_EXPECTED
     gend = empty(n if expected else 1, np.int64)
@@ -242,6 +243,7 @@ def launch_counting(seg_ids, offsets, ci: CountingInputs, qref, tie_mode, plan_a
     if emulate:
         _emulated(*args, lab, mark, gend, iscr, fscr, out)
     elif len(seg_ids):
+        mem.sync()  # uploads done before the kernel reads them
         tpb = _threads_per_block(np.diff(offsets))
         _kernel()[len(seg_ids), tpb](*args, lab, mark, gend, iscr, fscr, out)
     return lab
@@ -262,12 +264,13 @@ def ranked_labels(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_m
         lab = launch_counting(seg, offsets, ci, qref, tie_mode, plan_arrays, nrel_q, idcg_q, tabs,
                               out, True)
         return out, lab
-    from numba import cuda as _cuda
+    from uefast.gpu.memory import DeviceMemory
 
-    d_out = _cuda.to_device(out)
+    mem = DeviceMemory()
+    d_out = mem.empty(out.shape, np.float64)
     d_lab = launch_counting(seg, offsets, ci, qref, tie_mode, plan_arrays, nrel_q, idcg_q, tabs,
-                            d_out, False, to_dev=_cuda.to_device, empty=_cuda.device_array)
-    return d_out.copy_to_host(), d_lab.copy_to_host()
+                            d_out, False, mem=mem)
+    return mem.to_host(d_out), mem.to_host(d_lab)
 
 
 def split_segments(offsets: np.ndarray, npos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -301,12 +304,13 @@ def rank_values_counting(offsets, perm, has_perm, labels, scores, qref, tie_mode
         launch_counting(counted, offsets, ci, qref, tie_mode, plan_arrays, nrel_q, idcg_q, tabs,
                         out, True)
     else:
-        from numba import cuda as _cuda
+        from uefast.gpu.memory import DeviceMemory
 
-        out = _cuda.device_array((nseg, nm), np.float64)
+        mem = DeviceMemory()
+        d_out = mem.empty((nseg, nm), np.float64)
         launch_counting(counted, offsets, ci, qref, tie_mode, plan_arrays, nrel_q, idcg_q, tabs,
-                        out, False, to_dev=_cuda.to_device, empty=_cuda.device_array)
-        out = out.copy_to_host()
+                        d_out, False, mem=mem)
+        out = mem.to_host(d_out)
     if len(sorted_):
         sort_segments(sorted_, out)
     return out, nan
