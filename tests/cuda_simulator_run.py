@@ -1,6 +1,6 @@
-"""Run the CUDA backend's two sort kernels in numba's CUDA simulator
-(``NUMBA_ENABLE_CUDASIM=1``, set before numba.cuda is imported) and print, as JSON, the largest difference from the CPU engine per
-(kernel, tie policy). Used by ``tests/test_gpu.py`` in a subprocess.
+"""Run the CUDA backend's two sort kernels in numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``,
+set before numba.cuda is imported) and print, as JSON, the largest difference from the CPU engine
+per (kernel, tie policy). Used by ``tests/test_gpu.py`` in a subprocess.
 
 The simulator runs each GPU thread as a Python thread (barriers, shared memory and atomics
 included), so the kernels' parallel structure -- thread striding, ``syncthreads`` placement, the

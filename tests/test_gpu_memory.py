@@ -59,8 +59,9 @@ def test_choose_backend_without_cupy_or_device(monkeypatch):
 def _table():
     rng = np.random.default_rng(0)
     qid = np.repeat(np.arange(20), 15)
-    return pa.table({"qid": qid, "docid": np.arange(len(qid)), "label": rng.integers(0, 3, len(qid)),
-                     "s": np.round(rng.normal(size=len(qid)), 1)})
+    n = len(qid)
+    return pa.table({"qid": qid, "docid": np.arange(n), "label": rng.integers(0, 3, n),
+                     "s": np.round(rng.normal(size=n), 1)})
 
 
 def _backend(t):
