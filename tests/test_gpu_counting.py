@@ -174,6 +174,8 @@ def test_kernel_in_cuda_simulator(threads):
 
 @pytest.mark.slow
 def test_kernel_compiles_to_ptx():
-    """PTX for int32 and int64 keys (numba-cuda + NVVM; skipped with the reason otherwise)."""
-    res = _run_script("cuda_ptx_counting.py")
-    assert set(res) == {"int32", "int64"} and min(res.values()) > 1000
+    """PTX of the counting kernel (int32 and int64 keys) and of the resampling kernels
+    (numba-cuda + NVVM; skipped with the reason otherwise). ~40 s."""
+    res = _run_script("cuda_ptx.py")
+    assert set(res) == {"counting int32", "counting int64", "bootstrap", "signflip"}
+    assert min(res.values()) > 1000

@@ -1,5 +1,6 @@
-"""Compile the rank-by-counting kernel to PTX (no GPU needed) for int32 and int64 score keys and
-print the PTX sizes as JSON; exit 3 with a reason on stderr where it cannot be tried here.
+"""Compile the new CUDA kernels to PTX (no GPU needed) -- rank by counting for int32 and int64
+score keys, bootstrap and sign-flip resampling -- and print the PTX sizes as JSON; exit 3 with a
+reason on stderr where it cannot be tried here.
 
 Needs numba-cuda (the ``gpu`` extra: numba's own deprecated ``numba.cuda`` cannot type ``min``
 of two integers, which the shared measure routines use) and the CUDA toolkit's NVVM and NVRTC.
@@ -28,11 +29,13 @@ except Exception as e:
 import numba as nb  # noqa: E402
 
 import uefast.gpu.counting as counting  # noqa: E402
+import uefast.gpu.resample as resample  # noqa: E402
 
 CC = (9, 0)
 if not cuda.is_available():
     dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=CC)
-counting._kernel()  # binds the module's `cuda`
+counting._kernel()  # binds the modules' `cuda`
+resample._kernels()
 
 
 def arr(dt, nd=1):
@@ -40,20 +43,29 @@ def arr(dt, nd=1):
 
 
 I64, F64 = nb.int64, nb.float64
-out = {}
-for key in (nb.int32, nb.int64):
-    sig = (arr(I64), arr(I64), arr(key), arr(nb.int32), arr(nb.int32), arr(I64), I64,
-           arr(I64), arr(I64), arr(I64), arr(I64), arr(F64), arr(I64),
-           arr(I64, 2), arr(F64, 2), arr(F64, 2), arr(I64),
-           arr(I64), arr(nb.int8), arr(I64), arr(I64, 2), arr(F64, 2), arr(F64, 2))
+
+
+def ptx(fn, sig):
     try:
-        ptx, _ = cuda.compile_ptx(counting._count_kernel, sig, cc=CC)
+        code, _ = cuda.compile_ptx(fn, sig, cc=CC)
     except Exception as e:
         msg = f"{type(e).__name__}: {e}"
         if any(s in msg for s in ("libnvvm", "NVVM", "libnvrtc", "NVRTC", "DynamicLibNotFound")):
             print(f"the CUDA toolkit's NVVM/NVRTC is not found here ({msg[:300]})", file=sys.stderr)
             sys.exit(3)
         raise
-    out[str(key)] = len(ptx)
-    assert ".entry" in ptx
+    assert ".entry" in code
+    return len(code)
+
+
+out = {}
+for key in (nb.int32, nb.int64):
+    sig = (arr(I64), arr(I64), arr(key), arr(nb.int32), arr(nb.int32), arr(I64), I64,
+           arr(I64), arr(I64), arr(I64), arr(I64), arr(F64), arr(I64),
+           arr(I64, 2), arr(F64, 2), arr(F64, 2), arr(I64),
+           arr(I64), arr(nb.int8), arr(I64), arr(I64, 2), arr(F64, 2), arr(F64, 2))
+    out[f"counting {key}"] = ptx(counting._count_kernel, sig)
+rsig = (arr(F64, 2), nb.uint64, I64, I64, arr(F64, 2), arr(F64, 2))
+out["bootstrap"] = ptx(resample._boot_kernel, rsig)
+out["signflip"] = ptx(resample._flip_kernel, rsig)
 print(json.dumps(out))
