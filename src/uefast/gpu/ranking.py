@@ -1,6 +1,11 @@
-"""The ranking pass on an NVIDIA GPU (numba-cuda).
+"""The ranking pass on an NVIDIA GPU (numba-cuda): :func:`rank_values_cuda`, and the older sort
+kernels.
 
-Host side: copy the grouping, labels, scores, docids (for trec_eval's tie order) and the judged
+:func:`rank_values_cuda` hands the work to the rank-by-counting kernel
+(:mod:`uefast.gpu.counting`) unless ``UEFAST_CUDA_KERNEL=sort``; the sort kernels below rank
+what that kernel declines (segments too costly to count) and everything under ``sort``.
+
+Sort kernels, host side: copy the grouping, labels, scores, docids (for trec_eval's tie order) and the judged
 pass's Np and IDCG to the device, launch, copy the values back.
 
 By default every segment (one system's ranking of one query) is ranked by one thread with the CPU
@@ -264,7 +269,9 @@ def rank_values_cuda(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labe
     values are then unspecified). Arguments as the CPU ranking pass takes them
     (:func:`uefast.kernels.driver.ranking_pass`).
 
-    Every segment: one thread, quicksort in device memory
+    Default (``UEFAST_CUDA_KERNEL`` unset or ``counting``): rank by counting
+    (:func:`uefast.gpu.counting.rank_values_counting`), segments too costly to count by the sort
+    kernels. ``sort``: every segment by one thread's quicksort in device memory
     (:func:`uefast.kernels.segment.segment_values`); with ``UEFAST_CUDA_NET_MAX=N``, segments of
     at most N documents instead take one thread block each, a bitonic network in shared memory
     (:func:`uefast.kernels.segment.net_step`), then one thread computes the measures."""
