@@ -2,7 +2,9 @@
 
 Skipped without an NVIDIA GPU and numba-cuda. Workload as in ``test_bench_core.py`` (nDCG@10 + AP
 with IUB, REB and UE V1/V2, end to end from an in-memory table), one system and all 8, for the
-default kernel and, with ``UEFAST_CUDA_NET_MAX=1024``, the shared-memory network kernel. Run:
+default kernel (rank by counting), the old one-thread sort kernel (``UEFAST_CUDA_KERNEL=sort``)
+and, with ``UEFAST_CUDA_NET_MAX=1024``, the old shared-memory network kernel. Phase by phase:
+``benchmarks/gpu_phases.py``. Run:
 
     python -m pytest benchmarks/test_bench_gpu.py -s
 
@@ -31,10 +33,12 @@ def _tables():
 
 
 @pytest.mark.parametrize("which", ["1 system", "8 systems"])
-@pytest.mark.parametrize("backend", ["cpu", "cuda", "cuda-network"])
+@pytest.mark.parametrize("backend", ["cpu", "cuda", "cuda-sort", "cuda-network"])
 def test_gpu_vs_cpu(benchmark, monkeypatch, which, backend):
     t = _tables()[which]
     name = "cuda" if backend.startswith("cuda") else "cpu"
+    if backend in ("cuda-sort", "cuda-network"):
+        monkeypatch.setenv("UEFAST_CUDA_KERNEL", "sort")
     if backend == "cuda-network":
         monkeypatch.setenv("UEFAST_CUDA_NET_MAX", "1024")
     fn = lambda: uefast.evaluate(t, measures=MEASURES, backend=name)  # noqa: E731
@@ -48,7 +52,7 @@ def test_zz_report():
         pytest.skip("nothing timed")
     for which in ("1 system", "8 systems"):
         cpu = TIMES.get(f"{which} cpu")
-        for b in ("cuda", "cuda-network"):
+        for b in ("cuda", "cuda-sort", "cuda-network"):
             g = TIMES.get(f"{which} {b}")
             if cpu and g:
                 print(f"{which}: cpu {cpu * 1e3:.1f} ms, {b} {g * 1e3:.1f} ms, "

@@ -1,6 +1,6 @@
-"""Run the CUDA backend's two kernels in numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, set
-before numba.cuda is imported) and print, as JSON, the largest difference from the CPU engine per
-(kernel, tie policy). Used by ``tests/test_gpu.py`` in a subprocess.
+"""Run the CUDA backend's two sort kernels in numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``,
+set before numba.cuda is imported) and print, as JSON, the largest difference from the CPU engine
+per (kernel, tie policy). Used by ``tests/test_gpu.py`` in a subprocess.
 
 The simulator runs each GPU thread as a Python thread (barriers, shared memory and atomics
 included), so the kernels' parallel structure -- thread striding, ``syncthreads`` placement, the
@@ -14,6 +14,7 @@ import sys
 
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 os.environ.pop("UEFAST_CUDA_EMULATE", None)
+os.environ["UEFAST_CUDA_KERNEL"] = "sort"  # the counting kernel: tests/cuda_simulator_counting.py
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402

@@ -488,3 +488,11 @@ def test_review_cases_for_tsv_quotes_csv_labels_and_bom(tmp_path, capsys):
     assert main(["evaluate", "--run", run, "--qrels", str(tmp_path / "b.csv"), "-m", "P@1",
                  "--rel-level", "2", "--format", "tsv"]) == 0
     assert capsys.readouterr().out.splitlines()[1].split("\t")[3] == "1"
+
+
+def test_backend_auto(capsys):
+    """--backend auto: without CuPy and a GPU (or on this small input) the CPU's output."""
+    assert main(["evaluate", "--format", "tsv", "--per-query"]) == 0
+    cpu = capsys.readouterr().out
+    assert main(["evaluate", "--format", "tsv", "--per-query", "--backend", "auto"]) == 0
+    assert capsys.readouterr().out == cpu

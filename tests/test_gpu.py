@@ -69,11 +69,13 @@ def _check(a: pa.Table, b: pa.Table) -> None:
 
 @pytest.mark.parametrize("ties", ["trec_eval", "input", "expected"])
 @pytest.mark.parametrize("docids", ["string", "int", "none"])
-@pytest.mark.parametrize("net_max", [None, 1024, 8])
-def test_letor_matches_cpu(cuda_mode, monkeypatch, ties, docids, net_max):
-    """Both kernels (a block's network up to ``net_max`` documents, one thread beyond; None: the
-    default, one thread for every segment), every measure, every tie policy, string / integer /
-    no docids, tied and -0.0 / +0.0 scores."""
+@pytest.mark.parametrize("kernel,net_max", [("counting", None), ("sort", None), ("sort", 1024),
+                                            ("sort", 8)])
+def test_letor_matches_cpu(cuda_mode, monkeypatch, ties, docids, kernel, net_max):
+    """Every kernel (the default rank-by-counting one; the sort kernels: a block's network up to
+    ``net_max`` documents, one thread beyond, None: one thread for every segment), every measure,
+    every tie policy, string / integer / no docids, tied and -0.0 / +0.0 scores."""
+    monkeypatch.setenv(gpu_ranking.KERNEL_ENV, kernel)
     monkeypatch.setattr(gpu_ranking, "NET_MAX", net_max)
     monkeypatch.delenv(gpu_ranking.NET_MAX_ENV, raising=False)
     t = _table(7 + (net_max or 0), docids=docids)
@@ -87,6 +89,7 @@ def test_long_segments(cuda_mode, monkeypatch):
     """With the network on (``UEFAST_CUDA_NET_MAX=1024``) segments longer than its 1,024 slots go
     to the one-thread kernel; 2..1,024 use the network with padding."""
     monkeypatch.setenv(gpu_ranking.NET_MAX_ENV, "1024")
+    monkeypatch.setenv(gpu_ranking.KERNEL_ENV, "sort")
     rng = np.random.default_rng(3)
     lens = np.array([1, 2, 3, 17, 1023, 1024, 1025, 2600])
     qid = np.repeat(np.arange(len(lens)), lens)
@@ -163,7 +166,7 @@ def test_net_max_setting(monkeypatch):
 
 @pytest.mark.slow  # the CUDA simulator interprets the kernels in Python
 def test_kernels_in_cuda_simulator():
-    """Both CUDA kernels as written (``threads`` and the shared-memory ``network``, 8 threads a
+    """Both sort kernels as written (``threads`` and the shared-memory ``network``, 8 threads a
     block), run by numba's CUDA simulator in a subprocess, equal the CPU engine for every tie
     policy (a mutation dropping the barrier between network stages failed here)."""
     import json

@@ -53,7 +53,7 @@ _TIES = ("trec_eval", "input", "expected")
 _REB = ("exact", "paper")
 _QUERIES = ("intersect", "qrels")
 _NEGATIVE = ("clamp", "error")
-_BACKENDS = ("cpu", "cuda")
+_BACKENDS = ("cpu", "cuda", "auto")
 
 
 @dataclass
@@ -142,8 +142,10 @@ def evaluate(
         ``"error"``: reject them.
     backend
         ``"cpu"`` (default): the Numba CPU engine. ``"cuda"``: rank and score every segment on an
-        NVIDIA GPU (:mod:`uefast.gpu`; needs the ``gpu`` extra), one thread per (system, query),
-        with the same measure routines; grouping, IUB and REB stay on the CPU. Same values.
+        NVIDIA GPU (:mod:`uefast.gpu`; needs the ``gpu`` extra), one thread block per (system,
+        query) ranking by counting, with the same measure routines; grouping, IUB and REB stay on
+        the CPU. Same values. ``"auto"``: ``"cuda"`` where CuPy, a GPU and at least
+        :data:`uefast.gpu.memory.AUTO_MIN_ROWS` rows are present, else ``"cpu"``.
 
     Returns
     -------
@@ -171,6 +173,8 @@ def evaluate(
     if qrels is not None:
         check_trec_score_columns(score_columns)
     streamed = is_streaming_source(run)
+    if backend == "auto" and streamed:
+        backend = "cpu"  # streamed input is evaluated on the CPU
     if queries == "intersect" and streamed:
         if backend != "cpu":
             raise InputError(f"`backend`={backend!r} does not take streamed input (a "
@@ -195,6 +199,10 @@ def evaluate(
     run_t = to_arrow(run, "run")
     if run_t.num_rows == 0:
         raise InputError("run: the input has no rows")
+    if backend == "auto":  # the GPU only where CuPy, a device and a large input (uefast.gpu.memory)
+        from uefast.gpu.memory import choose_backend
+
+        backend = settings["backend"] = choose_backend(backend, run_t.num_rows)
     if qrels is None:
         res = _evaluate_letor(run_t, mlist, ties, reb, int(rel_level), negative_labels,
                               score_columns, names, backend)

@@ -57,8 +57,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-ue", dest="ue", action="store_false", help="skip UE V1/V2")
     p.add_argument("--ties", choices=["trec_eval", "input", "expected"], default="trec_eval")
     p.add_argument("--reb", choices=["exact", "paper"], default="exact")
-    p.add_argument("--backend", choices=["cpu", "cuda"], default="cpu",
-                   help="cuda: rank on an NVIDIA GPU (needs the gpu extra); same values")
+    p.add_argument("--backend", choices=["cpu", "cuda", "auto"], default="cpu",
+                   help="cuda: rank on an NVIDIA GPU (needs the gpu extra); same values; auto: "
+                        "the GPU where CuPy, a GPU and a large input are present")
     p.add_argument("--degenerate", choices=["zero", "nan", "drop"], default="zero")
     p.add_argument("--rel-level", type=int, default=1, help="relevance threshold (label >= N)")
     p.add_argument("--mean", choices=["arithmetic", "geometric", "harmonic"], default="arithmetic",
@@ -369,7 +370,7 @@ def _run_streaming(args) -> int:
     from uefast.errors import InputError
     from uefast.streaming import evaluate_stream
 
-    if args.backend != "cpu":
+    if args.backend == "cuda":
         raise InputError(f"--backend {args.backend}: streamed input (Parquet over the size "
                          "threshold) is evaluated on the CPU only")
     import pyarrow as pa

@@ -1,19 +1,32 @@
-"""Optional NVIDIA GPU backend: ``evaluate(..., backend="cuda")``.
+"""Optional NVIDIA GPU backend: ``evaluate(..., backend="cuda")`` (or ``"auto"``).
 
-The ranking pass -- sort every (system, query) segment by score with the tie policy, then every
-requested measure -- runs on the GPU, one thread per segment, through ``numba-cuda`` (install the
-``gpu`` extra). The kernel calls the very ``@njit`` routines the CPU engine uses
-(:mod:`uefast.kernels.segment`: the quicksort and tie ordering of
-:mod:`uefast.kernels.ordering`, the measures of :mod:`uefast.kernels.metrics`), compiled for the
-GPU by Numba, so both backends share one definition of every measure. Grouping, the judged pass
-(IUB, REB, Np, IDCG) and the UE scores stay on the CPU: they do not depend on the systems' scores.
+The ranking pass -- every (system, query) segment ranked with the tie policy, then every
+requested measure -- runs on the GPU through ``numba-cuda`` (install the ``gpu`` extra). The
+default kernel ranks by counting (:mod:`uefast.gpu.counting`: one thread block per segment, one
+launch for all of them; only documents with a positive label get a position); the older sort
+kernels (:mod:`uefast.gpu.ranking`, ``UEFAST_CUDA_KERNEL=sort``) remain for comparison and take
+the segments too costly to count. Every measure is the CPU engine's own ``@njit`` routine
+(:func:`uefast.kernels.segment.segment_measure`) compiled for the GPU by Numba, so both backends
+share one definition of every measure. Grouping, the judged pass (IUB, REB, Np, IDCG) and the UE
+scores stay on the CPU. :mod:`uefast.gpu.resample`: the paired bootstrap and randomisation
+resamples on the GPU with the CPU's random streams. :mod:`uefast.gpu.memory`: device memory
+through CuPy when installed, and ``backend="auto"``.
 
-Nothing here imports ``numba.cuda`` until the backend is used. With the environment variable
-``UEFAST_CUDA_EMULATE=1`` the backend runs the same per-segment body on the CPU (through the same
-host code and array layout), which is how the test suite checks it on machines without a GPU.
+Nothing here imports ``numba.cuda`` or CuPy until the backend is used. With the environment
+variable ``UEFAST_CUDA_EMULATE=1`` the backend runs the kernels' per-thread steps on the CPU
+(through the same host code and array layout), which is how the test suite checks it on machines
+without a GPU; the kernels themselves also run in numba's CUDA simulator in the tests.
 """
 from __future__ import annotations
 
-from uefast.gpu.ranking import EMULATE_ENV, cuda_available, cuda_unavailable_reason, rank_values_cuda
+from uefast.gpu.ranking import (
+    EMULATE_ENV,
+    KERNEL_ENV,
+    cuda_available,
+    cuda_unavailable_reason,
+    kernel_choice,
+    rank_values_cuda,
+)
 
-__all__ = ["EMULATE_ENV", "cuda_available", "cuda_unavailable_reason", "rank_values_cuda"]
+__all__ = ["EMULATE_ENV", "KERNEL_ENV", "cuda_available", "cuda_unavailable_reason",
+           "kernel_choice", "rank_values_cuda"]

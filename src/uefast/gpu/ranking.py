@@ -1,6 +1,11 @@
-"""The ranking pass on an NVIDIA GPU (numba-cuda).
+"""The ranking pass on an NVIDIA GPU (numba-cuda): :func:`rank_values_cuda`, and the older sort
+kernels.
 
-Host side: copy the grouping, labels, scores, docids (for trec_eval's tie order) and the judged
+:func:`rank_values_cuda` hands the work to the rank-by-counting kernel
+(:mod:`uefast.gpu.counting`) unless ``UEFAST_CUDA_KERNEL=sort``; the sort kernels below rank
+what that kernel declines (segments too costly to count) and everything under ``sort``.
+
+Sort kernels, host side: copy the grouping, labels, scores, docids (for trec_eval's tie order) and the judged
 pass's Np and IDCG to the device, launch, copy the values back.
 
 By default every segment (one system's ranking of one query) is ranked by one thread with the CPU
@@ -40,7 +45,8 @@ from uefast.kernels.segment import (
     segment_values,
 )
 
-__all__ = ["EMULATE_ENV", "cuda_available", "cuda_unavailable_reason", "rank_values_cuda"]
+__all__ = ["EMULATE_ENV", "KERNEL_ENV", "kernel_choice", "cuda_available",
+           "cuda_unavailable_reason", "rank_values_cuda"]
 
 #: Environment variable: "1" runs the CUDA backend's per-segment body on the CPU (tests, debugging).
 EMULATE_ENV = "UEFAST_CUDA_EMULATE"
@@ -68,6 +74,22 @@ def _net_max() -> int:
         raise ValueError(f"environment variable {NET_MAX_ENV} must be an integer >= 0, got {raw!r}")
     return min(v, NET_SLOTS)
 _NET_THREADS = 128
+
+
+#: Environment variable choosing the CUDA ranking kernel: ``counting`` (default; rank by counting,
+#: :mod:`uefast.gpu.counting`) or ``sort`` (the one-thread quicksort / block network below).
+KERNEL_ENV = "UEFAST_CUDA_KERNEL"
+KERNELS = ("counting", "sort")
+
+
+def kernel_choice() -> str:
+    """The CUDA ranking kernel in use (:data:`KERNEL_ENV`, default ``sort``: the kernels that
+    ran on GPU hardware; ``counting`` has run only in emulation and numba's CUDA simulator so far,
+    README says so, and becomes the default once a device check has run it)."""
+    v = os.environ.get(KERNEL_ENV, "sort")
+    if v not in KERNELS:
+        raise ValueError(f"environment variable {KERNEL_ENV} must be one of {KERNELS}, got {v!r}")
+    return v
 
 
 def _emulating() -> bool:
@@ -249,7 +271,9 @@ def rank_values_cuda(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labe
     values are then unspecified). Arguments as the CPU ranking pass takes them
     (:func:`uefast.kernels.driver.ranking_pass`).
 
-    Every segment: one thread, quicksort in device memory
+    Default (``UEFAST_CUDA_KERNEL`` unset or ``counting``): rank by counting
+    (:func:`uefast.gpu.counting.rank_values_counting`), segments too costly to count by the sort
+    kernels. ``sort``: every segment by one thread's quicksort in device memory
     (:func:`uefast.kernels.segment.segment_values`); with ``UEFAST_CUDA_NET_MAX=N``, segments of
     at most N documents instead take one thread block each, a bitonic network in shared memory
     (:func:`uefast.kernels.segment.net_step`), then one thread computes the measures."""
@@ -260,11 +284,33 @@ def rank_values_cuda(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labe
     nm = len(plan_arrays[0])
     if nseg == 0:
         return np.zeros((0, nm)), np.zeros(0, np.int64)
+    args = (offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int, doc_off,
+            doc_data, plan_arrays, nrel_q, idcg_q, tabs)
+    if kernel_choice() == "counting":
+        from uefast.gpu.counting import rank_values_counting
+
+        def sort_segments(ids, out):
+            out[ids] = _rank_by_sorting(*args, only=ids)[0][ids]
+
+        return rank_values_counting(*args, _emulating(), sort_segments)
+    return _rank_by_sorting(*args)
+
+
+def _rank_by_sorting(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
+                     doc_off, doc_data, plan_arrays, nrel_q, idcg_q, tabs, only=None):
+    """The ``sort`` kernels (one thread's quicksort, or a block's network): values of every
+    segment, or of segments ``only`` (the other segments' rows of the result unspecified)."""
+    nseg = len(offsets) - 1
+    nm = len(plan_arrays[0])
     sizes = np.diff(offsets)
     limit = _net_max()
+    keep = np.ones(nseg, np.bool_)
+    if only is not None:
+        keep[:] = False
+        keep[only] = True
     on_net = (sizes <= limit) if limit > 0 else np.zeros(nseg, np.bool_)
-    small = np.flatnonzero(on_net).astype(np.int64)
-    big = np.flatnonzero(~on_net).astype(np.int64)
+    small = np.flatnonzero(on_net & keep).astype(np.int64)
+    big = np.flatnonzero(~on_net & keep).astype(np.int64)
     emulate = _emulating()
     if emulate:
         empty, to_dev = np.empty, _identity

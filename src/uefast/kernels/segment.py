@@ -29,7 +29,8 @@ import numpy as np
 from uefast.kernels.metrics import K_NDCG, measure_plain, measure_tied
 from uefast.kernels.ordering import TIE_EXPECTED, rank_before, rank_segment, tie_groups
 
-__all__ = ["segment_measures", "rank_by_sorting", "segment_values", "STACK_LEN", "net_load",
+__all__ = ["segment_measure", "segment_measures", "rank_by_sorting",
+           "segment_values", "STACK_LEN", "net_load",
            "net_before", "net_step", "net_size", "rank_by_network", "ranked_measures"]
 
 #: Length of the quicksort stack each segment needs (:func:`~uefast.kernels.ordering.quicksort_desc`).
@@ -39,31 +40,39 @@ _jit = nb.njit(cache=True, nogil=True)
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
+def segment_measure(m, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, fparams, norms,
+                    nrel_q, idcg_q, tabs, pos, scratch):
+    """Measure m of a segment of query q whose labels in rank order are ``lab[0:n]`` (with
+    ``tie_mode`` TIE_EXPECTED: the tie-aware value over the ``ng`` tie groups ending at
+    ``gend``). Np and IDCG come from the judged pass (``nrel_q[q, m]``, ``idcg_q[q, m]``);
+    nDCG = DCG / IDCG (0 when IDCG = 0); an empty segment scores 0. ``pos``: int64 scratch of
+    length >= n (read by SP and AP); ``scratch``: float64 of length >= n + 1 (read by tie-aware
+    ERR). One measure per call, so that the GPU's threads can share a segment's measures."""
+    kind = kinds[m]
+    if n == 0:
+        return 0.0
+    nrel = nrel_q[q, m]
+    if tie_mode == TIE_EXPECTED:
+        v = measure_tied(kind, lab, gend, ng, n, ks[m], gtypes[m], rels[m], fparams[m],
+                         norms[m], nrel, tabs, scratch)
+    else:
+        v = measure_plain(kind, lab, n, ks[m], gtypes[m], rels[m], fparams[m], norms[m], nrel,
+                          tabs, pos)
+    if kind == K_NDCG:
+        d = idcg_q[q, m]
+        v = v / d if d > 0.0 else 0.0
+    return v
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
 def segment_measures(g, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, fparams, norms,
                      nrel_q, idcg_q, tabs, pos, scratch, out):
-    """``out[g, m]`` = measure m on segment g of query q, whose labels in rank order are
-    ``lab[0:n]`` (with ``tie_mode`` TIE_EXPECTED: the tie-aware value over the ``ng`` tie groups
-    ending at ``gend``). Np and IDCG come from the judged pass (``nrel_q[q, m]``,
-    ``idcg_q[q, m]``); nDCG = DCG / IDCG (0 when IDCG = 0); an empty segment scores 0.
-    ``pos``: int64 scratch of length >= n; ``scratch``: float64 of length >= n + 1. Inlined into
-    its callers: a call per segment with some twenty array arguments cost the CPU ranking pass
-    ~20% (single thread)."""
+    """``out[g, m]`` = :func:`segment_measure` m of segment g (query q) for every measure m.
+    Inlined into its callers: a call per segment with some twenty array arguments cost the CPU
+    ranking pass ~20% (single thread)."""
     for m in range(kinds.shape[0]):
-        kind = kinds[m]
-        if n == 0:
-            out[g, m] = 0.0
-            continue
-        nrel = nrel_q[q, m]
-        if tie_mode == TIE_EXPECTED:
-            v = measure_tied(kind, lab, gend, ng, n, ks[m], gtypes[m], rels[m], fparams[m],
-                             norms[m], nrel, tabs, scratch)
-        else:
-            v = measure_plain(kind, lab, n, ks[m], gtypes[m], rels[m], fparams[m], norms[m], nrel,
-                              tabs, pos)
-        if kind == K_NDCG:
-            d = idcg_q[q, m]
-            v = v / d if d > 0.0 else 0.0
-        out[g, m] = v
+        out[g, m] = segment_measure(m, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels,
+                                    fparams, norms, nrel_q, idcg_q, tabs, pos, scratch)
 
 
 @_jit

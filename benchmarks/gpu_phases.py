@@ -1,0 +1,246 @@
+"""Device check for issue 27: where the time of ``evaluate(..., backend="cuda")`` goes, phase by
+phase, next to the CPU engine, in one process on one machine.
+
+    python benchmarks/gpu_phases.py            # MSLR-shaped, 31,531 queries (~3.8 M rows)
+    python benchmarks/gpu_phases.py --small    # 300 queries (or UEFAST_BENCH_SMALL=1)
+
+Prints the device name, driver and library versions, then for 1 system and 8 systems:
+
+* end to end from a host Arrow table (best of ``--rounds``): the CPU engine, the old CUDA path
+  (``UEFAST_CUDA_KERNEL=sort``: one thread per segment) and the new one (``counting``);
+* the new path's phases, each timed on its own (CUDA events for device work, the host clock for
+  host work): host prep (keys, tie-break keys, gather into segment order), H2D pageable
+  (``numba.cuda.to_device``) vs pinned (CuPy staging when installed, else numba's
+  ``pinned_array``), device allocation, the judged pass (CPU, timed inside ``evaluate``), the
+  rank+measures kernel (ranking and measures are one kernel), D2H, and the Arrow output
+  (``uefast.evaluate._build_table``, timed inside ``evaluate``);
+* GPU resampling: paired bootstrap sums for 28 pairs on the same topics, CPU kernel vs GPU.
+
+Exits with status 2 and one line naming the reason where no usable NVIDIA GPU exists. Bounded to
+a few minutes on an H100-class machine (the CPU engine's 8-system call is the longest, ~0.1 s).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+MEASURES = ["nDCG@10", "AP"]
+NO_GPU_STATUS = 2
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "host": platform.node(),
+           "cpus": str(os.cpu_count())}
+    for p in ("uefast", "numpy", "numba", "numba-cuda", "cupy", "cupy-cuda12x", "cupy-cuda13x",
+              "pyarrow", "cuda-bindings"):
+        try:
+            out[p] = version(p)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def device_info(cuda) -> dict[str, str]:
+    if not hasattr(cuda, "get_current_device"):  # numba's CUDA simulator (the script's smoke test)
+        return {"device": "numba CUDA simulator (timings meaningless)"}
+    dev = cuda.get_current_device()
+    info = {"device": dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name),
+            "compute_capability": ".".join(map(str, dev.compute_capability))}
+    try:
+        info["driver"] = ".".join(map(str, cuda.cudadrv.driver.driver.get_version()))
+    except Exception as e:  # noqa: BLE001 - a version we cannot read is reported, not fatal
+        info["driver"] = f"unknown ({e})"
+    try:
+        info["runtime"] = ".".join(map(str, cuda.runtime.get_version()))
+    except Exception:
+        pass
+    return info
+
+
+@contextmanager
+def host_timer(acc: dict, key: str):
+    t0 = time.perf_counter()
+    yield
+    acc.setdefault(key, []).append(time.perf_counter() - t0)
+
+
+def event_time(cuda, fn) -> float:
+    """Seconds of device work ``fn`` enqueues, between two CUDA events."""
+    a, b = cuda.event(), cuda.event()
+    a.record()
+    fn()
+    b.record()
+    b.synchronize()
+    return a.elapsed_time(b) / 1e3  # milliseconds between the events
+
+
+def best(fn, rounds: int) -> float:
+    t = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        t.append(time.perf_counter() - t0)
+    return min(t)
+
+
+def wrap_timed(module, name: str, acc: dict, key: str):
+    """Replace ``module.name`` by a wrapper that adds its wall time to ``acc[key]``."""
+    real = getattr(module, name)
+
+    def timed(*a, **k):
+        with host_timer(acc, key):
+            return real(*a, **k)
+
+    setattr(module, name, timed)
+    return real
+
+
+def phases(cuda, table, rounds: int) -> dict[str, float]:
+    """The counting path's phases on ``table`` (median over ``rounds``)."""
+    import importlib
+
+    import uefast
+    import uefast.gpu.counting as counting
+    from uefast.gpu.memory import DeviceMemory, cupy_or_none
+
+    ev = importlib.import_module("uefast.evaluate")  # the module (uefast.evaluate is the function)
+    acc: dict[str, list] = {}
+    calls = []
+    real_rvc = counting.rank_values_counting
+
+    def spy(*a):
+        calls.append(a[:15])
+        return real_rvc(*a)
+
+    counting.rank_values_counting = spy
+    reals = [(ev, "judged_stats", wrap_timed(ev, "judged_stats", acc, "judged pass (CPU)")),
+             (ev, "_build_table", wrap_timed(ev, "_build_table", acc, "Arrow output"))]
+    try:
+        for _ in range(rounds):
+            calls.clear()
+            with host_timer(acc, "end to end (counting)"):
+                uefast.evaluate(table, measures=MEASURES, backend="cuda")
+    finally:
+        counting.rank_values_counting = real_rvc
+        for mod, name, real in reals:
+            setattr(mod, name, real)
+    for _ in range(rounds):
+        for args in calls:
+            (offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int, doc_off,
+             doc_data, plan_arrays, nrel_q, idcg_q, tabs) = args
+            with host_timer(acc, "host prep"):
+                ci = counting.counting_inputs(offsets, perm, has_perm, labels, scores, tie_mode,
+                                              doc_mode, doc_int, doc_off, doc_data)
+            host = [np.ascontiguousarray(a) for a in (offsets, ci.keys, ci.tb, ci.labs, qref,
+                                                      nrel_q, idcg_q, tabs)]
+            nbytes = sum(a.nbytes for a in host)
+            acc.setdefault("H2D bytes", []).append(nbytes)
+            acc.setdefault("H2D pageable", []).append(
+                event_time(cuda, lambda: [cuda.to_device(a) for a in host]))
+            pinned = []
+            for a in host:
+                p = cuda.pinned_array(a.shape, a.dtype)
+                p[...] = a
+                pinned.append(p)
+            acc.setdefault("H2D pinned (numba)", []).append(
+                event_time(cuda, lambda: [cuda.to_device(p) for p in pinned]))
+            if cupy_or_none() is not None:
+                mem = DeviceMemory()
+                with host_timer(acc, "H2D pinned staged (CuPy, incl. staging copy)"):
+                    [mem.upload(a) for a in host]
+                    mem.sync()
+            n = int(offsets[-1])
+            nseg = len(offsets) - 1
+            acc.setdefault("device allocation", []).append(event_time(cuda, lambda: [
+                cuda.device_array(n, np.int64), cuda.device_array(n + nseg + 1, np.int8),
+                cuda.device_array((nseg, len(plan_arrays[0])), np.float64)]))
+            mem = DeviceMemory()
+            d_out = mem.empty((nseg, len(plan_arrays[0])), np.float64)
+            seg = np.arange(nseg, dtype=np.int64)
+            acc.setdefault("rank+measures kernel (incl. its uploads)", []).append(event_time(
+                cuda, lambda: counting.launch_counting(seg, offsets, ci, qref, tie_mode,
+                                                       plan_arrays, nrel_q, idcg_q, tabs, d_out,
+                                                       False, mem=mem)))
+            acc.setdefault("D2H values", []).append(event_time(cuda, lambda: mem.to_host(d_out)))
+    return {k: statistics.median(v) for k, v in acc.items()}
+
+
+def resampling(cuda, n_topics: int, n_resamples: int, rounds: int) -> dict[str, float]:
+    from uefast.gpu.resample import bootstrap_sums_cuda
+    from uefast.stats import _kernels as K
+
+    rng = np.random.default_rng(0)
+    vt = rng.normal(size=(36, n_topics))  # 8 systems + 28 pairs' squared differences
+    out = np.empty((max(4, n_resamples // 4 * 4), 36))
+    proto = np.empty(0, np.uint16 if n_topics < 65536 else np.int32)
+    K.bootstrap_sums(vt, np.uint64(1), 1, 0, out[:4], proto)
+    bootstrap_sums_cuda(vt, np.uint64(1), 1, 0, out[:4], emulate=False)
+    return {f"bootstrap {n_resamples} resamples x 36 columns, CPU": best(
+                lambda: K.bootstrap_sums(vt, np.uint64(1), 1, 0, out, proto), rounds),
+            f"bootstrap {n_resamples} resamples x 36 columns, GPU": best(
+                lambda: bootstrap_sums_cuda(vt, np.uint64(1), 1, 0, out, emulate=False), rounds)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--small", action="store_true",
+                    default=os.environ.get("UEFAST_BENCH_SMALL") == "1")
+    ap.add_argument("--queries", type=int, default=None,
+                    help="queries of the table (default 31,531; --small: 300)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (mult. of 4)")
+    args = ap.parse_args(argv)
+    os.environ.pop("UEFAST_CUDA_EMULATE", None)
+    from uefast.gpu.ranking import _device_reason
+
+    reason = _device_reason()
+    if reason is not None:
+        print(f"gpu_phases: no usable NVIDIA GPU here, nothing was timed: {reason}",
+              file=sys.stderr)
+        return NO_GPU_STATUS
+    from numba import cuda
+
+    import uefast
+    from _data import mslr_table
+
+    for k, v in {**versions(), **device_info(cuda)}.items():
+        print(f"{k}: {v}")
+    nq = args.queries or (300 if args.small else 31_531)
+    t8 = mslr_table(nq)
+    tables = {"1 system": t8.select(["qid", "docid", "label", "sys0"]), "8 systems": t8}
+    print(f"rows: {t8.num_rows:,}, measures: {MEASURES}, rounds: {args.rounds}")
+    for which, t in tables.items():
+        print(f"\n== {which} ==")
+        ends = {}
+        for name, backend, kernel in (("CPU engine", "cpu", None), ("CUDA old (sort)", "cuda",
+                                      "sort"), ("CUDA new (counting)", "cuda", "counting")):
+            if kernel:
+                os.environ["UEFAST_CUDA_KERNEL"] = kernel
+            fn = lambda b=backend: uefast.evaluate(t, measures=MEASURES, backend=b)  # noqa: E731
+            fn()  # compile / warm up
+            ends[name] = best(fn, args.rounds)
+            print(f"end to end, {name:22s} {ends[name] * 1e3:10.2f} ms")
+        os.environ["UEFAST_CUDA_KERNEL"] = "counting"
+        for name in ("CUDA old (sort)", "CUDA new (counting)"):
+            print(f"CPU / {name}: {ends['CPU engine'] / ends[name]:.2f}x")
+        print("phases of the counting path (per kernel call = per system, median):")
+        for k, v in phases(cuda, t, args.rounds).items():
+            print(f"  {k:48s} {v:,.0f} B" if k == "H2D bytes" else f"  {k:48s} {v * 1e3:10.3f} ms")
+    for k, v in resampling(cuda, nq, args.resamples, args.rounds).items():
+        print(f"{k:48s} {v * 1e3:10.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Compile the new CUDA kernels to PTX (no GPU needed) -- rank by counting for int32 and int64
+score keys, bootstrap and sign-flip resampling -- and print the PTX sizes as JSON; exit 3 with a
+reason on stderr where it cannot be tried here.
+
+Needs numba-cuda (the ``gpu`` extra: numba's own deprecated ``numba.cuda`` cannot type ``min``
+of two integers, which the shared measure routines use) and the CUDA toolkit's NVVM and NVRTC.
+``UEFAST_NUMBA_CUDA_SITE``: an extra site directory holding numba-cuda (a ``pip install
+--target`` outside the environment). numba-cuda asks the current device for its compute
+capability when it compiles a device function called from a kernel, even for ``compile_ptx``;
+with no GPU this script answers for it (sm_90, the H100).
+"""
+import json
+import os
+import site
+import sys
+import types
+
+if os.environ.get("UEFAST_NUMBA_CUDA_SITE"):
+    site.addsitedir(os.environ["UEFAST_NUMBA_CUDA_SITE"])
+try:
+    import numba_cuda  # noqa: F401
+    from numba import cuda
+    import numba.cuda.dispatcher as dispatcher
+except Exception as e:
+    print(f"numba-cuda is not importable here ({type(e).__name__}: {e}); "
+          "install the gpu extra: pip install 'uefast[gpu]'", file=sys.stderr)
+    sys.exit(3)
+
+import numba as nb  # noqa: E402
+
+import uefast.gpu.counting as counting  # noqa: E402
+import uefast.gpu.resample as resample  # noqa: E402
+
+CC = (9, 0)
+if not cuda.is_available():
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=CC)
+counting._kernel()  # binds the modules' `cuda`
+resample._kernels()
+
+
+def arr(dt, nd=1):
+    return nb.types.Array(dt, nd, "C")
+
+
+I64, F64 = nb.int64, nb.float64
+
+
+def ptx(fn, sig):
+    try:
+        code, _ = cuda.compile_ptx(fn, sig, cc=CC)
+    except Exception as e:
+        msg = f"{type(e).__name__}: {e}"
+        if any(s in msg for s in ("libnvvm", "NVVM", "libnvrtc", "NVRTC", "DynamicLibNotFound")):
+            print(f"the CUDA toolkit's NVVM/NVRTC is not found here ({msg[:300]})", file=sys.stderr)
+            sys.exit(3)
+        raise
+    assert ".entry" in code
+    return len(code)
+
+
+out = {}
+for key in (nb.int32, nb.int64):
+    sig = (arr(I64), arr(I64), arr(key), arr(nb.int32), arr(nb.int32), arr(I64), I64,
+           arr(I64), arr(I64), arr(I64), arr(I64), arr(F64), arr(I64),
+           arr(I64, 2), arr(F64, 2), arr(F64, 2), arr(I64),
+           arr(I64), arr(nb.int8), arr(I64), arr(I64, 2), arr(F64, 2), arr(F64, 2))
+    out[f"counting {key}"] = ptx(counting._count_kernel, sig)
+rsig = (arr(F64, 2), nb.uint64, I64, I64, arr(F64, 2), arr(F64, 2))
+out["bootstrap"] = ptx(resample._boot_kernel, rsig)
+out["signflip"] = ptx(resample._flip_kernel, rsig)
+print(json.dumps(out))

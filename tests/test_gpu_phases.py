@@ -1,0 +1,48 @@
+"""``benchmarks/gpu_phases.py`` (the device check script of issue 27): a clear exit where no GPU
+exists, and every phase executed in numba's CUDA simulator (so the script runs when it meets a
+GPU; its simulator timings mean nothing and are not checked)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import uefast.gpu.ranking as gpu_ranking
+
+ROOT = Path(__file__).parents[1]
+
+
+def _env():
+    return {k: v for k, v in os.environ.items()
+            if k not in (gpu_ranking.EMULATE_ENV, "NUMBA_ENABLE_CUDASIM")}
+
+
+def test_no_gpu_exits_with_the_reason():
+    if gpu_ranking._device_reason() is None:
+        pytest.skip("a CUDA device is present")
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_phases.py"), "--small"],
+                         capture_output=True, text=True, env=_env(), timeout=300)
+    assert res.returncode == 2
+    assert res.stdout == ""
+    assert res.stderr.startswith("gpu_phases: no usable NVIDIA GPU here, nothing was timed: ")
+    assert res.stderr.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_every_phase_runs_in_the_simulator():
+    """~25 s: both systems' tables, both CUDA paths, every phase, the resampling comparison."""
+    res = subprocess.run([sys.executable, str(ROOT / "tests" / "cuda_simulator_phases.py")],
+                         capture_output=True, text=True, env=_env(), timeout=900)
+    if res.returncode == 3:
+        pytest.skip(res.stderr.strip())
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = res.stdout
+    for line in ("device: numba CUDA simulator", "== 1 system ==", "== 8 systems ==",
+                 "end to end, CUDA old (sort)", "end to end, CUDA new (counting)",
+                 "H2D pageable", "H2D pinned (numba)", "device allocation", "judged pass (CPU)",
+                 "rank+measures kernel", "D2H values", "Arrow output", "host prep",
+                 "bootstrap 8 resamples x 36 columns, GPU"):
+        assert line in out, line
