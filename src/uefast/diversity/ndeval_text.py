@@ -1,0 +1,265 @@
+"""The text of ``ndeval`` v4.5 (``uefast ndeval``): reading its files as it does, and its CSV.
+
+ndeval's input rules (``ndeval.c``): qrels lines ``topic subtopic docno judgment`` whose topic,
+subtopic and judgment are natural numbers (digits only; judgments > 1 read as 1; a negative
+grade is a syntax error, hence NIST's ``qrels-for-ndeval`` files); run lines with at least six
+fields ``topic Q0 docno rank score runid``, the topic optionally prefixed by a task name ending in
+``-`` (``wt09-12``), the rank a natural number; the run id is the sixth field of the first line.
+Runs are ordered by the rank column (``-traditional``: score descending, then docno descending,
+ranks reassigned); a rank or docno repeated within a topic is an error; ``-M d`` keeps the first
+d ranks. Output: a header, one line per run topic in numeric order (topics missing from the
+qrels print zeros), and ``amean`` = the sum over the printed topics divided by the number of
+topics in both run and qrels (``-c``: the number of qrels topics), every value ``%.6f``.
+``-baseline`` / ``-riskAlpha`` print the risk-sensitive differences r - b (r >= b) or
+(1 + a)(r - b) against a baseline run, as ndeval does.
+
+Deviations, each an error where ndeval would go on: a (topic, subtopic, docno) judged twice
+(ndeval keeps one judgment and counts both), blank and ``#`` lines are skipped (ndeval stops on
+them with a syntax error).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from uefast.diversity.ndeval import (DEPTH, NDEVAL_COLUMNS, NdevalQrels, build_ndeval_qrels,
+                                     column_index, join_rows, ndeval_scores)
+from uefast.diversity.qrels import compile_qrels, read_qrels
+from uefast.errors import InputError
+from uefast.inputs import numpy_view
+
+__all__ = ["natural_number", "parse_topic", "read_ndeval_qrels", "NdevalRun", "read_ndeval_run",
+           "ndeval_text", "format_value"]
+
+LARGE_ENOUGH = 100000
+VERSION = "version 4.5 (Mon 29 Apr 2013 20:51:02 EDT)"
+
+
+def natural_number(s: str) -> int:
+    """ndeval's ``naturalNumber``: digits only, else -1 (also -1 once the value read so far
+    exceeds 100000 before another digit)."""
+    if not s:
+        return -1
+    v = 0
+    for ch in s:
+        if "0" <= ch <= "9":
+            if v > LARGE_ENOUGH:
+                return -1
+            v = 10 * v + ord(ch) - 48
+        else:
+            return -1
+    return v
+
+
+def parse_topic(s: str) -> int:
+    """ndeval's ``parseTopic``: a natural number, or the number after the first ``-`` when the
+    field does not start with a digit (``wt09-12`` -> 12)."""
+    if s[:1].isdigit() and s[:1].isascii():
+        return natural_number(s)
+    k = s.find("-")
+    return natural_number(s[k + 1:]) if k >= 0 else -1
+
+
+def _naturals(col: pa.Array, p, what: str, topic: bool = False) -> np.ndarray:
+    """The natural number of every value of ``col`` (one Python call per distinct value); the
+    first line that is not one raises ndeval's syntax error with file and line."""
+    uniq = pc.unique(col)
+    fn = parse_topic if topic else natural_number
+    vals = np.array([fn(s) for s in uniq.to_pylist()], np.int64)
+    code = np.asarray(pc.index_in(col, value_set=uniq), np.int64)
+    out = vals[code]
+    bad = np.flatnonzero(out < 0)
+    if bad.size:
+        raise p.error(int(bad[0]), f"syntax error: {what} {col[int(bad[0])].as_py()!r} is not a "
+                                   "natural number (ndeval)")
+    return out
+
+
+def read_ndeval_qrels(path, alpha: float = 0.5, beta: float = 0.5, depth: int = DEPTH) -> NdevalQrels:
+    """Read and compile a qrels file under ndeval's rules (module docstring); topics are keyed by
+    their number as text (``"0151"`` and ``"151"`` are one topic, as in ndeval)."""
+    from uefast.io.trec import _parse
+
+    p = _parse(path, 4, min_fields=4, max_fields=None, layout="topic subtopic docno judgment")
+    t = read_qrels(path, format="trec", negative="keep", duplicates="error") if (p.nfields == 4).all() \
+        else None
+    if t is None:  # ndeval takes the first four fields of longer lines
+        r = int(np.flatnonzero(p.nfields != 4)[0])
+        raise p.error(r, f"expected 4 fields (topic subtopic docno judgment), got {int(p.nfields[r])}")
+    topic = _naturals(t["qid"].combine_chunks(), p, "topic")
+    sub = _naturals(t["subtopic"].combine_chunks(), p, "subtopic")
+    _naturals(p.col(3), p, "judgment")
+    lab = np.minimum(numpy_view(t["label"].combine_chunks()), 1)
+    t = pa.table({"qid": pa.array(topic.astype(str)), "subtopic": pa.array(sub.astype(str)),
+                  "docid": t["docid"], "label": pa.array(lab, pa.int64())})
+    topics = compile_qrels(t)
+    order = sorted(topics, key=int)
+    return build_ndeval_qrels({q: topics[q] for q in order}, alpha, beta, depth)
+
+
+@dataclass
+class NdevalRun:
+    """A run read and ordered as ndeval does: ``runid``, ``topics`` (ascending, ints), segment
+    offsets ``soff`` into ``docids`` (rank order within each topic)."""
+
+    runid: str
+    topics: np.ndarray
+    soff: np.ndarray
+    docids: pa.Array
+
+
+def read_ndeval_run(path, traditional: bool = False, depth_m: int = 0) -> NdevalRun:
+    """Read a run file under ndeval's rules (module docstring)."""
+    from uefast.io.trec import read_run, run_lines
+
+    t = read_run(path, extra_columns="ignore", ranks="check", duplicates="keep")
+    lines = None
+
+    def err_at(row: int, msg: str):
+        nonlocal lines
+        lines = lines or run_lines(path)
+        return lines.error(row, msg)
+
+    qid = t["qid"].combine_chunks()
+    uniq = pc.unique(qid)
+    tv = np.array([parse_topic(s) for s in uniq.to_pylist()], np.int64)
+    topic = tv[np.asarray(pc.index_in(qid, value_set=uniq), np.int64)]
+    rank = numpy_view(t["rank"].combine_chunks()).astype(np.int64)
+    bad = np.flatnonzero((topic < 0) | (rank < 0) | (rank > 10 * LARGE_ENOUGH + 9))
+    if bad.size:
+        raise err_at(int(bad[0]), "syntax error (topic or rank is not a natural number, ndeval)")
+    runid = t["system"][0].as_py()
+    docid = t["docid"].combine_chunks()
+    n = t.num_rows
+    if traditional:
+        tab = pa.table({"t": topic, "s": t["score"], "d": docid})
+        order = np.asarray(tab.sort_indices([("t", "ascending"), ("s", "descending"),
+                                             ("d", "descending")]) if hasattr(tab, "sort_indices")
+                           else pc.sort_indices(tab, sort_keys=[("t", "ascending"), ("s", "descending"),
+                                                                ("d", "descending")]), np.int64)
+        topic_s = topic[order]
+        start = np.r_[True, topic_s[1:] != topic_s[:-1]]
+        grp = np.cumsum(start) - 1
+        first = np.flatnonzero(start)
+        rank = np.empty(n, np.int64)
+        rank[order] = np.arange(n) - first[grp] + 1
+    order = np.lexsort((rank, topic))
+    ts, rs = topic[order], rank[order]
+    dup = np.flatnonzero((ts[1:] == ts[:-1]) & (rs[1:] == rs[:-1]))
+    if dup.size:
+        i = int(order[dup[0] + 1])
+        raise err_at(i, f"duplicate rank ({int(rank[i])}) for topic {int(topic[i])} in run file "
+                        f"\"{path}\"")
+    start = np.r_[True, ts[1:] != ts[:-1]]
+    first = np.flatnonzero(start)
+    depth = np.arange(n) - first[np.cumsum(start) - 1] + 1
+    if depth_m > 0:
+        keep = depth <= depth_m
+        order, ts = order[keep], ts[keep]
+        start = np.r_[True, ts[1:] != ts[:-1]] if ts.size else np.zeros(0, bool)
+        first = np.flatnonzero(start)
+    d_sorted = docid.take(pa.array(order))
+    code = np.asarray(pc.dictionary_encode(d_sorted).indices, np.int64)
+    key = ts * (int(code.max(initial=0)) + 1) + code
+    ks = np.sort(key, kind="stable")
+    rep = np.flatnonzero(ks[1:] == ks[:-1])
+    if rep.size:
+        pos = np.flatnonzero(key == ks[rep[0]])
+        i = int(order[pos[1]])
+        raise err_at(i, f"duplicate docno ({docid[i].as_py()}) for topic {int(topic[i])} in run file "
+                        f"\"{path}\"")
+    soff = np.r_[first, ts.size].astype(np.int64)
+    return NdevalRun(runid, ts[first], soff, d_sorted)
+
+
+def evaluate_ndeval_run(nq: NdevalQrels, run: NdevalRun) -> tuple[np.ndarray, np.ndarray]:
+    """ndeval's values of the run's topics that the qrels have: (mask over run topics,
+    values (S, 6*depth+3) of those topics)."""
+    idx = nq.index()
+    tix = np.array([idx.get(str(int(t)), -1) for t in run.topics], np.int64)
+    seg_t = np.repeat(tix, np.diff(run.soff))
+    rows = join_rows(nq, seg_t, run.docids)
+    have = tix >= 0
+    keep_rows = np.repeat(have, np.diff(run.soff))
+    lens = np.diff(run.soff)[have]
+    soff = np.r_[0, np.cumsum(lens)].astype(np.int64)
+    return have, ndeval_scores(nq, rows[keep_rows], soff, tix[have])
+
+
+def format_value(x: float) -> str:
+    """C's ``%.6f`` (``nan`` with its sign, as glibc prints it)."""
+    if math.isnan(x):
+        return "-nan" if math.copysign(1.0, x) < 0 else "nan"
+    return "%.6f" % x
+
+
+def _risk(r: float, b: float, a: float) -> float:
+    return r - b if r >= b else (a + 1) * (r - b)
+
+
+def ndeval_text(qrels_path, run_path, *, alpha: float = 0.5, beta: float = 0.5,
+                traditional: bool = False, depth_m: int = 0, complete: bool = False,
+                baseline=None, risk_alpha: float = 0.0, risk_alpha_str: str = "0",
+                nq: NdevalQrels | None = None) -> str:
+    """The complete standard output of ``ndeval [options] qrels run`` (v4.5). ``nq``: qrels
+    already read by :func:`read_ndeval_qrels` with the same alpha and beta (reused)."""
+    if nq is None:
+        nq = read_ndeval_qrels(qrels_path, alpha, beta)
+    cols = [column_index(c, nq.depth) for c in NDEVAL_COLUMNS]
+
+    def table(path):
+        run = read_ndeval_run(path, traditional, depth_m)
+        have, vals = evaluate_ndeval_run(nq, run)
+        full = np.zeros((run.topics.size, len(cols)))
+        full[have] = vals[:, cols]
+        return run, full, int(have.sum())
+
+    run, rv, actual = table(run_path)
+    lines = ["runid,topic," + ",".join(NDEVAL_COLUMNS)]
+    if baseline is None:
+        runstring = run.runid
+        bt, bv = np.zeros(0, np.int64), np.zeros((0, len(cols)))
+    else:
+        brun, bv, _ = table(baseline)
+        bt = brun.topics
+        runstring = f"{run.runid} (rel to. {brun.runid}; rs=1+a; a={risk_alpha_str})"
+    zero_baseline = baseline is None or bt.size == 0
+    totals = [0.0] * len(cols)
+    i = j = 0
+    num = 0
+    rt = run.topics
+    while i < rt.size or (j < bt.size and complete):
+        zr, zb = i >= rt.size, (j >= bt.size) or zero_baseline
+        ni, nj = i, j
+        if not zr and not zb:
+            if rt[i] == bt[j]:
+                topic, ni, nj = rt[i], i + 1, j + 1
+            elif rt[i] > bt[j]:
+                zr, topic, nj = True, bt[j], j + 1
+                if not complete:
+                    i, j = ni, nj
+                    continue
+            else:
+                topic, zb, ni = rt[i], True, i + 1
+        elif zr:
+            topic, nj = bt[j], j + 1
+        else:
+            topic, ni = rt[i], i + 1
+        vals = [_risk(0.0 if zr else float(rv[i, c]), 0.0 if zb else float(bv[j, c]), risk_alpha)
+                for c in range(len(cols))]
+        lines.append(f"{runstring},{int(topic)}," + ",".join(format_value(v) for v in vals))
+        totals = [a + b for a, b in zip(totals, vals)]
+        i, j = ni, nj
+        num += 1
+    if not zero_baseline and num > actual:
+        actual = num
+    if complete:
+        actual = len(nq.qids)
+    with np.errstate(all="ignore"):
+        means = [float(np.float64(t) / np.float64(actual)) for t in totals]
+    lines.append(f"{runstring},amean," + ",".join(format_value(v) for v in means))
+    return "\n".join(lines) + "\n"
