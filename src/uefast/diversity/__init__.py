@@ -1,5 +1,16 @@
-"""Diversity evaluation (SPEC_diversity): intent-aware and novelty measures with IUB, exact REB
-and UE scores, an ndeval drop-in, and the subtopic qrels reader."""
+"""Diversity evaluation (SPEC_diversity): intent-aware, novelty, coverage, NTCIR and utility
+measures with IUB, exact REB and UE scores (:func:`evaluate`), an ndeval drop-in
+(``uefast ndeval``), and the subtopic qrels reader (:func:`read_qrels`)."""
 from uefast.diversity.qrels import DivQrels, Topic, compile_qrels, read_qrels, read_weights
+from uefast.diversity.registry import DivMeasure, Family, families, parse_measure, parse_measures
 
-__all__ = ["read_qrels", "read_weights", "compile_qrels", "DivQrels", "Topic"]
+
+def evaluate(*args, **kwargs):
+    """See :func:`uefast.diversity.evaluate.evaluate`."""
+    from uefast.diversity.evaluate import evaluate as _evaluate
+
+    return _evaluate(*args, **kwargs)
+
+
+__all__ = ["read_qrels", "read_weights", "compile_qrels", "DivQrels", "Topic", "evaluate",
+           "parse_measure", "parse_measures", "families", "DivMeasure", "Family"]

@@ -17,7 +17,7 @@ a file that lists relevant pairs only (2010) takes its judged set from the ad ho
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -193,7 +193,8 @@ class Topic:
     ``aspects`` (active aspect ids: at least one document with grade >= 1; numeric order when all
     ids are integers, else bytewise), ``weights`` (float64, m, summing to 1: uniform 1/m, or the
     given weights renormalised over the active aspects), ``n_rel_pairs`` (int64, m: relevant
-    judgments per aspect, ndeval's ``nrelSub``)."""
+    judgments per aspect, ndeval's ``nrelSub``); ``cache``: per-topic results shared by the
+    measures (ideal rankings)."""
 
     qid: str
     docids: np.ndarray
@@ -201,6 +202,7 @@ class Topic:
     aspects: list
     weights: np.ndarray
     n_rel_pairs: np.ndarray
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n(self) -> int:
