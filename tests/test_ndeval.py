@@ -179,7 +179,8 @@ def test_topic_without_relevant_document_prints_nan(tmp_path, capsys):
     ("1 1 a -2\n", "1 Q0 a 1 1 r\n", r"q:1: syntax error: judgment '-2'"),
     ("1 x a 1\n", "1 Q0 a 1 1 r\n", r"q:1: syntax error: subtopic 'x'"),
     ("1 1 a 1\n", "1 Q0 a 1 1 r\n1 Q0 b 1 0 r\n", r"r:2: duplicate rank \(1\) for topic 1"),
-    ("1 1 a 1\n", "1 Q0 a 1 1 r\n1 Q0 a 2 0 r\n", r"r:2: duplicate docno \(a\) for topic 1"),
+    ("1 1 a 1\n", "1 Q0 a 1 1 r\n1 Q0 a 2 0 r\n", r"r:2: docno repeated within a topic"),
+    ("1 1 a 1\n", "1 Q0 a 1 1 r\nwt-1 Q0 a 2 0 r\n", r"r:2: duplicate docno \(a\) for topic 1"),
     ("1 1 a 1\n", "1 Q0 a -1 1 r\n", r"r:1: syntax error"),
     ("1 1 a 1\n1 1 a 0\n", "1 Q0 a 1 1 r\n", r"q:2: .*judged twice"),
 ])

@@ -222,6 +222,8 @@ class NdevalQrels:
     idcg: np.ndarray
     ierr: np.ndarray
     inrbp: np.ndarray
+    join_index: tuple | None = None
+    scan_table: tuple | None = None
 
     def index(self) -> dict:
         return {q: i for i, q in enumerate(self.qids)}
@@ -287,16 +289,17 @@ def join_rows(nq: NdevalQrels, topic_idx: np.ndarray, docids) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    qd = pa.array(np.concatenate(nq.docids) if nq.docids else np.array([], object), pa.string())
-    uniq = pc.unique(qd)
-    qcode = np.asarray(pc.index_in(qd, value_set=uniq), np.int64)
-    qtop = np.repeat(np.arange(len(nq.qids), dtype=np.int64), np.diff(nq.roff))
-    U = max(len(uniq), 1)
-    qkey = qtop * U + qcode
-    local = np.arange(qkey.size, dtype=np.int64) - nq.roff[qtop]
-    order = np.argsort(qkey, kind="stable")
-    qkey = qkey[order]
-    local = local[order]
+    if nq.join_index is None:  # built once per qrels, reused by every run
+        qd = pa.array(np.concatenate(nq.docids) if nq.docids else np.array([], object), pa.string())
+        uniq = pc.unique(qd)
+        qcode = np.asarray(pc.index_in(qd, value_set=uniq), np.int64)
+        qtop = np.repeat(np.arange(len(nq.qids), dtype=np.int64), np.diff(nq.roff))
+        U = max(len(uniq), 1)
+        qkey = qtop * U + qcode
+        local = np.arange(qkey.size, dtype=np.int64) - nq.roff[qtop]
+        order = np.argsort(qkey, kind="stable")
+        nq.join_index = (uniq, U, qkey[order], local[order])
+    uniq, U, qkey, local = nq.join_index
     rc = pc.index_in(pa.array(docids, pa.string()) if not isinstance(docids, (pa.Array, pa.ChunkedArray))
                      else docids, value_set=uniq)
     rc = np.asarray(rc.fill_null(-1), np.int64)

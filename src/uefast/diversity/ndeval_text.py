@@ -64,14 +64,19 @@ def parse_topic(s: str) -> int:
     return natural_number(s[k + 1:]) if k >= 0 else -1
 
 
-def _naturals(col: pa.Array, p, what: str, topic: bool = False) -> np.ndarray:
-    """The natural number of every value of ``col`` (one Python call per distinct value); the
-    first line that is not one raises ndeval's syntax error with file and line."""
-    uniq = pc.unique(col)
-    fn = parse_topic if topic else natural_number
-    vals = np.array([fn(s) for s in uniq.to_pylist()], np.int64)
-    code = np.asarray(pc.index_in(col, value_set=uniq), np.int64)
-    out = vals[code]
+def _naturals(col: pa.Array, p, what: str) -> np.ndarray:
+    """ndeval's natural number of every value of ``col`` (up to six digits always one; longer
+    ones by :func:`natural_number`); the first line that is not one raises ndeval's syntax
+    error with file and line."""
+    short = numpy_view(pc.match_substring_regex(col, "^[0-9]{1,6}$"))
+    out = np.full(len(col), -1, np.int64)
+    idx = np.flatnonzero(short)
+    if idx.size == len(col):
+        out = numpy_view(pc.cast(col, pa.int64())).astype(np.int64)
+    else:
+        out[idx] = numpy_view(pc.cast(col.take(pa.array(idx)), pa.int64()))
+        for i in np.flatnonzero(~short):
+            out[i] = natural_number(col[int(i)].as_py())
     bad = np.flatnonzero(out < 0)
     if bad.size:
         raise p.error(int(bad[0]), f"syntax error: {what} {col[int(bad[0])].as_py()!r} is not a "
@@ -82,19 +87,19 @@ def _naturals(col: pa.Array, p, what: str, topic: bool = False) -> np.ndarray:
 def read_ndeval_qrels(path, alpha: float = 0.5, beta: float = 0.5, depth: int = DEPTH) -> NdevalQrels:
     """Read and compile a qrels file under ndeval's rules (module docstring); topics are keyed by
     their number as text (``"0151"`` and ``"151"`` are one topic, as in ndeval)."""
-    from uefast.io.trec import _parse
+    from uefast.diversity.qrels import read_qrels_parsed
 
-    p = _parse(path, 4, min_fields=4, max_fields=None, layout="topic subtopic docno judgment")
-    t = read_qrels(path, format="trec", negative="keep", duplicates="error") if (p.nfields == 4).all() \
-        else None
-    if t is None:  # ndeval takes the first four fields of longer lines
-        r = int(np.flatnonzero(p.nfields != 4)[0])
-        raise p.error(r, f"expected 4 fields (topic subtopic docno judgment), got {int(p.nfields[r])}")
+    try:
+        t, p, grade = read_qrels_parsed(path, format="trec", negative="keep", duplicates="error")
+    except InputError as exc:
+        if "expected 4 fields" in str(exc):  # ndeval's rule: at least 4 (the rest ignored)
+            raise InputError(str(exc).replace("expected 4 fields", "expected 4 fields (ndeval)")) from None
+        raise
     topic = _naturals(t["qid"].combine_chunks(), p, "topic")
     sub = _naturals(t["subtopic"].combine_chunks(), p, "subtopic")
-    _naturals(p.col(3), p, "judgment")
+    _naturals(grade, p, "judgment")
     lab = np.minimum(numpy_view(t["label"].combine_chunks()), 1)
-    t = pa.table({"qid": pa.array(topic.astype(str)), "subtopic": pa.array(sub.astype(str)),
+    t = pa.table({"qid": pc.cast(pa.array(topic), pa.string()), "subtopic": pc.cast(pa.array(sub), pa.string()),
                   "docid": t["docid"], "label": pa.array(lab, pa.int64())})
     topics = compile_qrels(t)
     order = sorted(topics, key=int)
@@ -109,14 +114,77 @@ class NdevalRun:
     runid: str
     topics: np.ndarray
     soff: np.ndarray
-    docids: pa.Array
+    docids: pa.Array | None
+    rows: np.ndarray | None = None  # topic-local judged rows (fast path), else None
 
 
-def read_ndeval_run(path, traditional: bool = False, depth_m: int = 0) -> NdevalRun:
-    """Read a run file under ndeval's rules (module docstring)."""
+def _scan_table(nq: NdevalQrels):
+    if getattr(nq, "scan_table", None) is None:
+        from uefast.diversity._ndeval_scan import build_table
+
+        raw = [d.encode() for ds in nq.docids for d in ds]
+        data = np.frombuffer(b"".join(raw), np.uint8) if raw else np.zeros(0, np.uint8)
+        lens = np.array([len(x) for x in raw], np.int64)
+        ends = np.cumsum(lens)
+        starts = ends - lens
+        topics = np.repeat(np.array([int(q) for q in nq.qids], np.int64), np.diff(nq.roff))
+        nq.scan_table = (build_table(data, starts, ends, topics), data, starts, ends, topics)
+    return nq.scan_table
+
+
+def _read_fast(path, depth_m: int, nq: NdevalQrels) -> NdevalRun | None:
+    """The one-pass scan (:mod:`uefast.diversity._ndeval_scan`); None when the file needs the
+    general reader (which then also raises the errors)."""
+    from uefast.diversity._ndeval_scan import scan
+    from uefast.io._scan import read_bytes
+
+    buf = read_bytes(path)
+    tab, data, starts, ends, qtop = _scan_table(nq)
+    ok, n, topic, rank, dh, ds, de, grow, rs, re_ = scan(buf, tab, data, starts, ends, qtop)
+    if not ok or n == 0:
+        return None
+    topic, rank, dh, ds, de, grow = (a[:n] for a in (topic, rank, dh, ds, de, grow))
+    order = np.lexsort((rank, topic))
+    ts, rks = topic[order], rank[order]
+    if ((ts[1:] == ts[:-1]) & (rks[1:] == rks[:-1])).any():
+        return None  # duplicate rank: the general reader raises it
+    start = np.r_[True, ts[1:] != ts[:-1]]
+    first = np.flatnonzero(start)
+    if depth_m > 0:
+        depth = np.arange(n) - first[np.cumsum(start) - 1] + 1
+        order = order[depth <= depth_m]
+        ts = topic[order]
+        start = np.r_[True, ts[1:] != ts[:-1]]
+        first = np.flatnonzero(start)
+    # a docno twice within a topic: equal (topic, hash) pairs, compared bytewise
+    srt = np.argsort(dh[order], kind="stable")
+    a, b = order[srt[:-1]], order[srt[1:]]
+    same = (dh[a] == dh[b]) & (topic[a] == topic[b])
+    for x, y in zip(a[same], b[same]):
+        if bytes(buf[ds[x]:de[x]]) == bytes(buf[ds[y]:de[y]]):
+            return None  # the general reader raises it
+    g = grow[order]
+    tix = np.searchsorted(nq.roff, g, side="right") - 1
+    rows = np.where(g >= 0, g - nq.roff[np.maximum(tix, 0)], -1)
+    runid = bytes(buf[rs:re_]).decode("utf-8", errors="replace")
+    return NdevalRun(runid, ts[first], np.r_[first, ts.size].astype(np.int64), None, rows)
+
+
+def read_ndeval_run(path, traditional: bool = False, depth_m: int = 0,
+                    nq: NdevalQrels | None = None) -> NdevalRun:
+    """Read a run file under ndeval's rules (module docstring). With ``nq`` (and not
+    ``traditional``) a one-pass scan joins the docnos to the judgments as it reads."""
     from uefast.io.trec import read_run, run_lines
 
-    t = read_run(path, extra_columns="ignore", ranks="check", duplicates="keep")
+    if nq is not None and not traditional:
+        fast = _read_fast(path, depth_m, nq)
+        if fast is not None:
+            return fast
+
+    # without -M, read_run's fused scan refuses a docno repeated within a topic (ndeval checks
+    # after the cutoff, so with -M the check below runs instead)
+    t = read_run(path, extra_columns="ignore", ranks="check",
+                 duplicates="keep" if depth_m > 0 else "error")
     lines = None
 
     def err_at(row: int, msg: str):
@@ -124,10 +192,11 @@ def read_ndeval_run(path, traditional: bool = False, depth_m: int = 0) -> Ndeval
         lines = lines or run_lines(path)
         return lines.error(row, msg)
 
-    qid = t["qid"].combine_chunks()
-    uniq = pc.unique(qid)
-    tv = np.array([parse_topic(s) for s in uniq.to_pylist()], np.int64)
-    topic = tv[np.asarray(pc.index_in(qid, value_set=uniq), np.int64)]
+    enc = pc.dictionary_encode(t["qid"].combine_chunks())
+    names = enc.dictionary.to_pylist()
+    tv = np.array([parse_topic(s) for s in names], np.int64)
+    topic = tv[np.asarray(enc.indices, np.int64)]
+    checked = depth_m <= 0 and len(set(tv.tolist())) == len(names)  # one text per topic number
     rank = numpy_view(t["rank"].combine_chunks()).astype(np.int64)
     bad = np.flatnonzero((topic < 0) | (rank < 0) | (rank > 10 * LARGE_ENOUGH + 9))
     if bad.size:
@@ -163,10 +232,12 @@ def read_ndeval_run(path, traditional: bool = False, depth_m: int = 0) -> Ndeval
         start = np.r_[True, ts[1:] != ts[:-1]] if ts.size else np.zeros(0, bool)
         first = np.flatnonzero(start)
     d_sorted = docid.take(pa.array(order))
-    code = np.asarray(pc.dictionary_encode(d_sorted).indices, np.int64)
-    key = ts * (int(code.max(initial=0)) + 1) + code
-    ks = np.sort(key, kind="stable")
-    rep = np.flatnonzero(ks[1:] == ks[:-1])
+    rep = np.zeros(0, np.int64)
+    if not checked:
+        code = np.asarray(pc.dictionary_encode(d_sorted).indices, np.int64)
+        key = ts * (int(code.max(initial=0)) + 1) + code
+        ks = np.sort(key, kind="stable")
+        rep = np.flatnonzero(ks[1:] == ks[:-1])
     if rep.size:
         pos = np.flatnonzero(key == ks[rep[0]])
         i = int(order[pos[1]])
@@ -182,7 +253,7 @@ def evaluate_ndeval_run(nq: NdevalQrels, run: NdevalRun) -> tuple[np.ndarray, np
     idx = nq.index()
     tix = np.array([idx.get(str(int(t)), -1) for t in run.topics], np.int64)
     seg_t = np.repeat(tix, np.diff(run.soff))
-    rows = join_rows(nq, seg_t, run.docids)
+    rows = run.rows if run.rows is not None else join_rows(nq, seg_t, run.docids)
     have = tix >= 0
     keep_rows = np.repeat(have, np.diff(run.soff))
     lens = np.diff(run.soff)[have]
@@ -212,7 +283,7 @@ def ndeval_text(qrels_path, run_path, *, alpha: float = 0.5, beta: float = 0.5,
     cols = [column_index(c, nq.depth) for c in NDEVAL_COLUMNS]
 
     def table(path):
-        run = read_ndeval_run(path, traditional, depth_m)
+        run = read_ndeval_run(path, traditional, depth_m, nq)
         have, vals = evaluate_ndeval_run(nq, run)
         full = np.zeros((run.topics.size, len(cols)))
         full[have] = vals[:, cols]

@@ -77,6 +77,14 @@ def read_qrels(path: str | os.PathLike, *, format: str = "auto", negative: str =
         raise InputError(f"`duplicates` must be 'error' or 'keep', got {duplicates!r}")
     if format not in ("auto", "trec", "evall"):
         raise InputError(f"`format` must be 'auto', 'trec' or 'evall', got {format!r}")
+    return read_qrels_parsed(path, format=format, negative=negative, duplicates=duplicates,
+                             judged=judged)[0]
+
+
+def read_qrels_parsed(path, *, format: str = "auto", negative: str = "zero",
+                      duplicates: str = "error", judged=None):
+    """:func:`read_qrels`, also returning the parsed lines (for errors naming lines) and the
+    grade column's text: (table, parsed lines, grade text)."""
     if format == "auto":
         format = "evall" if _is_evall(path) else "trec"
     p = _lines_of(path)
@@ -116,7 +124,7 @@ def read_qrels(path: str | os.PathLike, *, format: str = "auto", negative: str =
         _check_unique(table, p)
     if judged is not None:
         table = _add_judged(table, judged)
-    return table
+    return table, p, grade
 
 
 def _first_non_number(arr: pa.Array) -> int:
@@ -253,40 +261,63 @@ def compile_qrels(qrels, *, weights=None, qid: str = "qid", subtopic: str = "sub
     if isinstance(qrels, (str, os.PathLike)) and not str(qrels).endswith(".parquet"):
         qrels = read_qrels(qrels)
     t = to_arrow(qrels, "qrels")
-    q = column(t, qid, "qrels").cast(pa.string()).to_pylist()
-    s = column(t, subtopic, "qrels").cast(pa.string()).to_pylist()
-    d = column(t, docid, "qrels").cast(pa.string()).to_pylist()
+    qa = column(t, qid, "qrels").cast(pa.string())
+    sa = column(t, subtopic, "qrels").cast(pa.string())
+    da = column(t, docid, "qrels").cast(pa.string())
     lab = column(t, label, "qrels")
     if not (pa.types.is_integer(lab.type)):
         raise InputError(f"qrels: column {label!r} must hold integers, got {lab.type}")
     g = np.maximum(numpy_view(lab).astype(np.int64), 0)
+    qids = pc.unique(qa)  # first-appearance order
+    subs = pc.unique(sa)
+    qc = np.asarray(pc.index_in(qa, value_set=qids), np.int64)
+    sc = np.asarray(pc.index_in(sa, value_set=subs), np.int64)
+    NS = len(subs)
+    # every (topic, subtopic) pair that has a relevant document is an active aspect
+    pair = qc * NS + sc
+    active = np.zeros(len(qids) * NS, bool)
+    active[pair[g >= 1]] = True
+    sub_names = subs.to_pylist()
     wmap = None
     if weights is not None:
         wt = read_weights(weights) if isinstance(weights, (str, os.PathLike)) else to_arrow(weights, "weights")
-        wmap = _weight_map(column(wt, "qid", "weights").cast(pa.string()).to_pylist(),
-                           column(wt, "subtopic", "weights").cast(pa.string()).to_pylist(),
-                           numpy_view(column(wt, "weight", "weights")).astype(float))
+        wq = column(wt, "qid", "weights").cast(pa.string())
+        ws = column(wt, "subtopic", "weights").cast(pa.string())
+        wmap = _weight_map(wq, ws, numpy_view(column(wt, "weight", "weights")).astype(float))
     elif "weight" in t.column_names:
-        wmap = _weight_map(q, s, numpy_view(column(t, "weight", "qrels")).astype(float))
-    by_topic: dict[str, dict] = {}
-    for i in range(len(q)):
-        by_topic.setdefault(q[i], {}).setdefault(d[i], {})
-        cell = by_topic[q[i]][d[i]]
-        if s[i] in cell:
-            raise InputError(f"qrels: (qid, subtopic, docid) = ({q[i]!r}, {s[i]!r}, {d[i]!r}) "
-                             f"given twice (row {i})")
-        cell[s[i]] = int(g[i])
+        wmap = _weight_map(qa, sa, numpy_view(column(t, "weight", "qrels")).astype(float))
+    order = np.asarray(pc.sort_indices(pa.table({"q": qc, "d": da}),
+                                       sort_keys=[("q", "ascending"), ("d", "ascending")]), np.int64)
+    qs, ds = qc[order], da.take(pa.array(order))
+    dcode = np.asarray(pc.dictionary_encode(ds).indices, np.int64)
+    new_doc = np.r_[True, (qs[1:] != qs[:-1]) | (dcode[1:] != dcode[:-1])] if order.size else np.zeros(0, bool)
+    doc_ix = np.cumsum(new_doc) - 1  # global judged-document index, sorted by (topic, docid)
+    ps = pair[order]
+    key = doc_ix * NS + sc[order]
+    dup = np.flatnonzero(np.diff(np.sort(key)) == 0)
+    if dup.size:
+        k = np.sort(key)[dup[0]]
+        i = int(order[np.flatnonzero(key == k)[1]])
+        raise InputError(f"qrels: (qid, subtopic, docid) = ({qa[i].as_py()!r}, {sa[i].as_py()!r}, "
+                         f"{da[i].as_py()!r}) given twice (row {i})")
+    first_doc = np.flatnonzero(new_doc)
+    doc_names = ds.take(pa.array(first_doc)).to_numpy(zero_copy_only=False).astype(object)
+    doc_topic = qs[first_doc]
+    tstart = np.searchsorted(doc_topic, np.arange(len(qids) + 1))
     out = DivQrels()
-    for qi, docs in by_topic.items():
-        names = sorted(docs, key=lambda x: x.encode())
-        active = sorted({a for doc in docs.values() for a, v in doc.items() if v >= 1})
-        aspects = _aspect_order(active)
-        col = {a: j for j, a in enumerate(aspects)}
-        G = np.zeros((len(names), len(aspects)), np.int64)
-        for r, name in enumerate(names):
-            for a, v in docs[name].items():
-                if a in col:
-                    G[r, col[a]] = v
+    gs = g[order]
+    for ti, qi in enumerate(qids.to_pylist()):
+        act = np.flatnonzero(active[ti * NS:(ti + 1) * NS])
+        aspects = _aspect_order([sub_names[a] for a in act])
+        col = np.full(NS, -1, np.int64)
+        for j, a in enumerate(aspects):
+            col[sub_names.index(a)] = j
+        a0, a1 = tstart[ti], tstart[ti + 1]
+        G = np.zeros((a1 - a0, len(aspects)), np.int64)
+        lo, hi = np.searchsorted(qs, [ti, ti + 1])
+        c = col[ps[lo:hi] - ti * NS]
+        ok = c >= 0
+        G[doc_ix[lo:hi][ok] - a0, c[ok]] = gs[lo:hi][ok]
         if wmap is None:
             w = np.full(len(aspects), 1.0 / len(aspects)) if aspects else np.zeros(0)
         else:
@@ -297,22 +328,34 @@ def compile_qrels(qrels, *, weights=None, qid: str = "qid", subtopic: str = "sub
             w = np.array([given[a] for a in aspects], float)
             tot = w.sum()
             w = w / tot if tot > 0 else np.full(len(aspects), 1.0 / max(len(aspects), 1))
-        out[qi] = Topic(qi, np.array(names, dtype=object), G, aspects, w,
-                        (G >= 1).sum(axis=0).astype(np.int64))
+        out[qi] = Topic(qi, doc_names[a0:a1], G, aspects, w, (G >= 1).sum(axis=0).astype(np.int64))
     return out
 
 
-def _weight_map(q, s, w) -> dict:
+def _weight_map(q: pa.Array, s: pa.Array, w: np.ndarray) -> dict:
+    """{qid: {subtopic: weight}} from rows (one weight per (qid, subtopic), checked equal where
+    repeated; each topic's weights sum to 1 within 1e-6)."""
+    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
+    if bad.size:
+        i = int(bad[0])
+        raise InputError(f"weights: topic {q[i].as_py()!r} aspect {s[i].as_py()!r}: weight "
+                         f"{float(w[i])!r} must be >= 0")
+    key = pc.binary_join_element_wise(q, s, "\x00")
+    uk = pc.unique(key)
+    code = np.asarray(pc.index_in(key, value_set=uk), np.int64)
+    first = np.full(len(uk), -1, np.int64)
+    first[code[::-1]] = np.arange(code.size)[::-1]
+    diff = np.flatnonzero(w != w[first[code]])
+    if diff.size:
+        i = int(diff[0])
+        raise InputError(f"weights: topic {q[i].as_py()!r} aspect {s[i].as_py()!r} has two weights "
+                         f"{float(w[first[code[i]]])!r}, {float(w[i])!r}")
     res: dict[str, dict[str, float]] = {}
-    for qi, si, wi in zip(q, s, w):
-        if not np.isfinite(wi) or wi < 0:
-            raise InputError(f"weights: topic {qi!r} aspect {si!r}: weight {wi!r} must be >= 0")
-        prev = res.setdefault(qi, {}).get(si)
-        if prev is not None and prev != wi:
-            raise InputError(f"weights: topic {qi!r} aspect {si!r} has two weights {prev!r}, {wi!r}")
-        res[qi][si] = float(wi)
-    for qi, ws in res.items():
-        tot = sum(ws.values())
+    for qi, si, wi in zip(q.take(pa.array(first)).to_pylist(), s.take(pa.array(first)).to_pylist(),
+                          w[first].tolist()):
+        res.setdefault(qi, {})[si] = wi
+    for qi, wsum in res.items():
+        tot = sum(wsum.values())
         if abs(tot - 1.0) > WEIGHT_TOL:
             raise InputError(f"weights: the aspect weights of topic {qi!r} sum to {tot!r}, not 1")
     return res
