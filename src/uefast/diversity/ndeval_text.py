@@ -122,11 +122,13 @@ def _scan_table(nq: NdevalQrels):
     if getattr(nq, "scan_table", None) is None:
         from uefast.diversity._ndeval_scan import build_table
 
-        raw = [d.encode() for ds in nq.docids for d in ds]
-        data = np.frombuffer(b"".join(raw), np.uint8) if raw else np.zeros(0, np.uint8)
-        lens = np.array([len(x) for x in raw], np.int64)
-        ends = np.cumsum(lens)
-        starts = ends - lens
+        from uefast.io._hash import str_buffers
+
+        arr = pa.array(np.concatenate(nq.docids) if nq.docids else np.zeros(0, object), pa.string())
+        off, data = str_buffers(arr)
+        off = np.asarray(off, np.int64)
+        starts, ends = off[:-1], off[1:]
+        data = np.asarray(data, np.uint8)
         topics = np.repeat(np.array([int(q) for q in nq.qids], np.int64), np.diff(nq.roff))
         nq.scan_table = (build_table(data, starts, ends, topics), data, starts, ends, topics)
     return nq.scan_table
