@@ -217,3 +217,32 @@ def test_bytes_equal_ndeval_binary(trec2012, opts, capsys):
                               check=True).stdout.decode()
         assert main(["ndeval", *opts, str(q), str(rdir / run)]) == 0
         assert capsys.readouterr().out == want, (opts, run)
+
+
+def _same_qrels(a, b):
+    assert a.qids == b.qids
+    assert all((x == y).all() for x, y in zip(a.docids, b.docids))
+    for f in ("J", "roff", "m", "nrel", "idcg", "ierr", "inrbp"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fast_qrels_reader_equals_general(tmp_path, seed):
+    """The one-pass qrels reader builds the same arrays as read_qrels + compile_qrels."""
+    qp, _, _, _ = _random_case(np.random.default_rng(100 + seed), tmp_path, seed)
+    _same_qrels(read_ndeval_qrels(qp, fast=True), read_ndeval_qrels(qp, fast=False))
+
+
+def test_fast_qrels_reader_equals_general_trec2012(trec2012):
+    q, _ = trec2012
+    _same_qrels(read_ndeval_qrels(q, fast=True), read_ndeval_qrels(q, fast=False))
+
+
+def test_fast_run_reader_equals_general(tmp_path):
+    for seed in range(6):
+        qp, rp, _, _ = _random_case(np.random.default_rng(200 + seed), tmp_path, seed)
+        nq = read_ndeval_qrels(qp)
+        for depth_m in (0, 3):
+            a = evaluate_ndeval_run(nq, read_ndeval_run(rp, depth_m=depth_m, nq=nq))
+            b = evaluate_ndeval_run(nq, read_ndeval_run(rp, depth_m=depth_m))
+            assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1], equal_nan=True)

@@ -98,9 +98,15 @@ def _lookup(tab, data, starts, ends, topics, buf, s, e, h, topic):
 @nb.njit(cache=True, nogil=True)
 def scan(buf, tab, data, starts, ends, topics):
     """Returns (ok, n, topic, rank, dhash, ds, de, row, runid start, runid end); ``ok`` False
-    when a line is not taken (the caller falls back)."""
+    when a line is not taken or a docno repeats within a topic (the caller falls back to the
+    general reader, which raises the error)."""
     n_buf = buf.size
     cap = n_buf // 12 + 2  # a line of six fields takes at least 12 bytes
+    size = 1
+    while size < 2 * cap:
+        size *= 2
+    seen = np.zeros(size, np.int64)  # (topic, docno) -> line + 1, for repeated docnos
+    smask = nb.uint64(size - 1)
     topic = np.empty(cap, np.int64)
     rank = np.empty(cap, np.int64)
     dhash = np.empty(cap, np.uint64)
@@ -143,11 +149,159 @@ def scan(buf, tab, data, starts, ends, topics):
             rid_s = fs[5]
             rid_e = fe[5]
         h = _fnv(buf, fs[2], fe[2])
+        key = _mix(h, t)
+        p = key & smask
+        while seen[p] != 0:
+            q = seen[p] - 1
+            if dhash[q] == key and topic[q] == t and de[q] - ds[q] == fe[2] - fs[2]:
+                same = True
+                for b in range(fe[2] - fs[2]):
+                    if buf[ds[q] + b] != buf[fs[2] + b]:
+                        same = False
+                        break
+                if same:
+                    return False, 0, topic, rank, dhash, ds, de, row, rid_s, rid_e
+            p = (p + nb.uint64(1)) & smask
+        seen[p] = n + 1
         topic[n] = t
         rank[n] = r
-        dhash[n] = _mix(h, t)  # (topic, docno) key: equal keys are checked bytewise
+        dhash[n] = key
         ds[n] = fs[2]
         de[n] = fe[2]
         row[n] = _lookup(tab, data, starts, ends, topics, buf, fs[2], fe[2], h, t)
         n += 1
     return True, n, topic, rank, dhash, ds, de, row, rid_s, rid_e
+
+
+@nb.njit(cache=True, nogil=True)
+def scan_qrels(buf):
+    """ndeval qrels lines ``topic subtopic docno judgment`` (natural numbers; judgment > 1 -> 1):
+    (ok, n, topic, sub, ds, de, judgment, hash of (topic, docno)); ``ok`` False for a line it
+    does not take (the caller then uses the general reader, which raises the error)."""
+    n_buf = buf.size
+    cap = n_buf // 8 + 2  # a line of four fields takes at least 8 bytes
+    topic = np.empty(cap, np.int64)
+    sub = np.empty(cap, np.int64)
+    ds = np.empty(cap, np.int64)
+    de = np.empty(cap, np.int64)
+    jd = np.empty(cap, np.int64)
+    hh = np.empty(cap, np.uint64)
+    fs = np.empty(4, np.int64)
+    fe = np.empty(4, np.int64)
+    n = 0
+    i = 0
+    while i < n_buf:
+        k = 0
+        while True:
+            while i < n_buf and buf[i] != 10 and _space(buf[i]):
+                i += 1
+            if i >= n_buf or buf[i] == 10:
+                break
+            s = i
+            while i < n_buf and not _space(buf[i]):
+                if buf[i] >= 128:
+                    return False, 0, topic, sub, ds, de, jd, hh
+                i += 1
+            if k < 4:
+                fs[k] = s
+                fe[k] = i
+            k += 1
+        i += 1
+        if k == 0 or buf[fs[0]] == 35:
+            continue
+        if k != 4:
+            return False, 0, topic, sub, ds, de, jd, hh
+        t = _natural(buf, fs[0], fe[0])
+        st = _natural(buf, fs[1], fe[1])
+        j = _natural(buf, fs[3], fe[3])
+        if t < 0 or st < 0 or j < 0:
+            return False, 0, topic, sub, ds, de, jd, hh
+        topic[n] = t
+        sub[n] = st
+        ds[n] = fs[2]
+        de[n] = fe[2]
+        jd[n] = 1 if j > 1 else j
+        hh[n] = _mix(_fnv(buf, fs[2], fe[2]), t)
+        n += 1
+    return True, n, topic, sub, ds, de, jd, hh
+
+
+@nb.njit(cache=True, nogil=True)
+def _less(buf, t, s, e, a, b):
+    """(topic, docno bytes) of line a before line b."""
+    if t[a] != t[b]:
+        return t[a] < t[b]
+    la = e[a] - s[a]
+    lb = e[b] - s[b]
+    for i in range(min(la, lb)):
+        x = buf[s[a] + i]
+        y = buf[s[b] + i]
+        if x != y:
+            return x < y
+    return la < lb
+
+
+@nb.njit(cache=True, nogil=True)
+def sort_docs(buf, t, s, e, idx):
+    """``idx`` sorted by (topic, docno bytes): a bottom-up merge sort (stable)."""
+    n = idx.size
+    a = idx.copy()
+    tmp = np.empty(n, np.int64)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if _less(buf, t, s, e, a[j], a[i]):
+                    tmp[k] = a[j]
+                    j += 1
+                else:
+                    tmp[k] = a[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                tmp[k] = a[i]
+                i += 1
+                k += 1
+            while j < hi:
+                tmp[k] = a[j]
+                j += 1
+                k += 1
+        a, tmp = tmp, a
+        width *= 2
+    return a
+
+
+@nb.njit(cache=True, nogil=True)
+def same_bytes(buf, s, e, a, b):
+    if e[a] - s[a] != e[b] - s[b]:
+        return False
+    for i in range(e[a] - s[a]):
+        if buf[s[a] + i] != buf[s[b] + i]:
+            return False
+    return True
+
+
+@nb.njit(cache=True, nogil=True)
+def doc_groups(buf, t, s, e, hh, order):
+    """Over lines sorted by (topic, docno hash): the document id of each line (equal (topic,
+    docno) -> one id) in that order, or -1 everywhere on a hash collision of different docnos
+    that are not adjacent (the caller falls back)."""
+    n = order.size
+    gid = np.empty(n, np.int64)
+    g = -1
+    for k in range(n):
+        a = order[k]
+        if k > 0:
+            b = order[k - 1]
+            if t[a] == t[b] and hh[a] == hh[b]:
+                if same_bytes(buf, s, e, a, b):
+                    gid[k] = g
+                    continue
+                gid[:] = -1
+                return gid
+        g += 1
+        gid[k] = g
+    return gid

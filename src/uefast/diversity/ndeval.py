@@ -248,13 +248,20 @@ def build_ndeval_qrels(topics, alpha: float = 0.5, beta: float = 0.5, depth: int
         m[i] = keep.size
         J[roff[i]:roff[i + 1], :keep.size] = rel[:, keep]
         nrel[i, :keep.size] = rel[:, keep].sum(axis=0) if rel_level != 1 else t.n_rel_pairs
+    return ndeval_qrels_from_arrays(qids, [t.docids for t in tl], J, roff, m, nrel, alpha, beta, depth)
+
+
+def ndeval_qrels_from_arrays(qids, docids, J, roff, m, nrel, alpha=0.5, beta=0.5,
+                             depth=DEPTH) -> NdevalQrels:
+    """:class:`NdevalQrels` from its arrays (the greedy ideals computed here)."""
     depth = max(int(depth), DEPTH)
-    idcg = np.zeros((len(tl), depth))
-    ierr = np.zeros((len(tl), depth))
-    inrbp = np.zeros(len(tl))
+    T = len(qids)
+    idcg = np.zeros((T, depth))
+    ierr = np.zeros((T, depth))
+    inrbp = np.zeros(T)
     _ideal_pass(J, roff, m, float(alpha), float(beta), discounts(depth), depth, idcg, ierr, inrbp)
-    return NdevalQrels(qids, [t.docids for t in tl], J, roff, m, nrel, float(alpha), float(beta),
-                       depth, idcg, ierr, inrbp)
+    return NdevalQrels(list(qids), docids, J, roff, m, nrel, float(alpha), float(beta), depth,
+                       idcg, ierr, inrbp)
 
 
 def ndeval_scores(nq: NdevalQrels, rows: np.ndarray, soff: np.ndarray,

@@ -84,10 +84,70 @@ def _naturals(col: pa.Array, p, what: str) -> np.ndarray:
     return out
 
 
-def read_ndeval_qrels(path, alpha: float = 0.5, beta: float = 0.5, depth: int = DEPTH) -> NdevalQrels:
+def _qrels_fast(path, alpha, beta, depth) -> NdevalQrels | None:
+    """One Numba pass over the qrels (:func:`uefast.diversity._ndeval_scan.scan_qrels`), the
+    documents grouped by hash and sorted by bytes in Numba; None when the file needs the general
+    reader (odd lines, a duplicate, a hash collision), which also raises the errors."""
+    from uefast.diversity import _ndeval_scan as sc
+    from uefast.diversity.ndeval import ndeval_qrels_from_arrays
+    from uefast.inputs import string_array
+    from uefast.io._scan import _gather, read_bytes
+
+    buf = read_bytes(path)
+    ok, n, topic, sub, ds, de, jd, hh = sc.scan_qrels(buf)
+    if not ok or n == 0:
+        return None
+    topic, sub, ds, de, jd, hh = (a[:n] for a in (topic, sub, ds, de, jd, hh))
+    order = np.lexsort((hh, topic))
+    gs = sc.doc_groups(buf, topic, ds, de, hh, order)
+    if gs[0] < 0:
+        return None
+    gid = np.empty(n, np.int64)
+    gid[order] = gs
+    rep = order[np.r_[True, gs[1:] != gs[:-1]]]  # one line per document
+    dorder = sc.sort_docs(buf, topic, ds, de, rep)
+    G = dorder.size
+    rank_of = np.empty(G, np.int64)
+    rank_of[gid[dorder]] = np.arange(G)
+    row = rank_of[gid]
+    S = int(sub.max()) + 1
+    key = np.sort(row * S + sub)
+    if (key[1:] == key[:-1]).any():
+        return None  # a (topic, subtopic, docno) twice: the general reader names the lines
+    utop, tstart = np.unique(topic[dorder], return_index=True)
+    T = utop.size
+    roff = np.r_[tstart, G].astype(np.int64)
+    tix = np.searchsorted(utop, topic)
+    pair = tix * S + sub
+    act = np.unique(pair[jd == 1])
+    act_t = act // S
+    col_act = np.arange(act.size) - np.searchsorted(act_t, act_t, side="left")
+    m = np.bincount(act_t, minlength=T).astype(np.int64)
+    mmax = max(int(m.max(initial=0)), 1)
+    J = np.zeros((G, mmax), np.uint8)
+    nrel = np.zeros((T, mmax), np.int64)
+    rel = np.flatnonzero(jd == 1)
+    c = col_act[np.searchsorted(act, pair[rel])]
+    J[row[rel], c] = 1
+    np.add.at(nrel, (tix[rel], c), 1)
+    data, offs = _gather(buf, ds[dorder], de[dorder])
+    names = string_array(offs, data).to_numpy(zero_copy_only=False)
+    docids = [names[roff[i]:roff[i + 1]] for i in range(T)]
+    return ndeval_qrels_from_arrays([str(int(x)) for x in utop], docids, J, roff, m, nrel,
+                                    alpha, beta, depth)
+
+
+def read_ndeval_qrels(path, alpha: float = 0.5, beta: float = 0.5, depth: int = DEPTH,
+                      fast: bool = True) -> NdevalQrels:
     """Read and compile a qrels file under ndeval's rules (module docstring); topics are keyed by
-    their number as text (``"0151"`` and ``"151"`` are one topic, as in ndeval)."""
+    their number as text (``"0151"`` and ``"151"`` are one topic, as in ndeval). ``fast``: try
+    the one-pass Numba reader first (same result; the general reader raises the errors)."""
     from uefast.diversity.qrels import read_qrels_parsed
+
+    if fast:
+        nq = _qrels_fast(path, alpha, beta, depth)
+        if nq is not None:
+            return nq
 
     try:
         t, p, grade = read_qrels_parsed(path, format="trec", negative="keep", duplicates="error")
@@ -146,7 +206,10 @@ def _read_fast(path, depth_m: int, nq: NdevalQrels) -> NdevalRun | None:
     if not ok or n == 0:
         return None
     topic, rank, dh, ds, de, grow = (a[:n] for a in (topic, rank, dh, ds, de, grow))
-    order = np.lexsort((rank, topic))
+    if ((topic[1:] > topic[:-1]) | ((topic[1:] == topic[:-1]) & (rank[1:] > rank[:-1]))).all():
+        order = np.arange(n)  # already in (topic, rank) order, as run files usually are
+    else:
+        order = np.lexsort((rank, topic))
     ts, rks = topic[order], rank[order]
     if ((ts[1:] == ts[:-1]) & (rks[1:] == rks[:-1])).any():
         return None  # duplicate rank: the general reader raises it
@@ -158,13 +221,6 @@ def _read_fast(path, depth_m: int, nq: NdevalQrels) -> NdevalRun | None:
         ts = topic[order]
         start = np.r_[True, ts[1:] != ts[:-1]]
         first = np.flatnonzero(start)
-    # a docno twice within a topic: equal (topic, hash) pairs, compared bytewise
-    srt = np.argsort(dh[order], kind="stable")
-    a, b = order[srt[:-1]], order[srt[1:]]
-    same = (dh[a] == dh[b]) & (topic[a] == topic[b])
-    for x, y in zip(a[same], b[same]):
-        if bytes(buf[ds[x]:de[x]]) == bytes(buf[ds[y]:de[y]]):
-            return None  # the general reader raises it
     g = grow[order]
     tix = np.searchsorted(nq.roff, g, side="right") - 1
     rows = np.where(g >= 0, g - nq.roff[np.maximum(tix, 0)], -1)
