@@ -226,3 +226,11 @@ def test_ue_of_negative_measures_uses_the_minimum():
     assert r["value"] == pytest.approx(-0.1 * (0.8 + 0.64))
     assert r["ue_v2"] == pytest.approx(-1.0) and r["ue_v1"] == 0.0
     assert r["value"] < 0 < r["reb"] < r["iub"]
+
+
+def test_evaluate_stays_a_function_after_use():
+    import uefast.diversity as dv
+
+    q = pa.table({"qid": ["1"], "subtopic": ["1"], "docid": ["a"], "label": [1]})
+    dv.evaluate(pa.table({"qid": ["1"], "docid": ["a"], "score": [1.0]}), q, ["strec@5"])
+    assert callable(dv.evaluate)

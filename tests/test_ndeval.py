@@ -246,3 +246,35 @@ def test_fast_run_reader_equals_general(tmp_path):
             a = evaluate_ndeval_run(nq, read_ndeval_run(rp, depth_m=depth_m, nq=nq))
             b = evaluate_ndeval_run(nq, read_ndeval_run(rp, depth_m=depth_m))
             assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1], equal_nan=True)
+
+
+def test_evaluate_api_equals_pyndeval(trec2012):
+    """uefast.diversity.evaluate(ties="pyndeval") gives pyndeval's doubles for its measures."""
+    from uefast.diversity import evaluate
+    from uefast.io import read_run
+
+    q, rdir = trec2012
+    run = read_run(rdir / "ql/results-cata-filtered.txt")
+    ms = ["alpha-nDCG@20", "ERR-IA@5", "nERR-IA@10", "NRBP", "nNRBP", "MAP-IA", "P-IA@20", "strec@10"]
+    t = evaluate(run, q, ms, ties="pyndeval")
+    qrows = _read_rows(q, "q")
+    ev = pyndeval.RelevanceEvaluator([(str(a), f"{a}-{s:06d}", d, g) for a, s, d, g in sorted(qrows)],
+                                     measures=ms)
+    ref = ev.evaluate(list(zip(run["qid"].to_pylist(), run["docid"].to_pylist(), run["score"].to_pylist())))
+    got = {(r["qid"], r["measure"]): r["value"] for r in t.to_pylist()}
+    assert len(got) == 50 * len(ms)
+    for (qid, mname), v in got.items():
+        assert v == ref[qid][mname], (qid, mname)
+
+
+def test_evaluate_every_qrels_query(tmp_path):
+    from uefast.diversity import evaluate
+    import pyarrow as pa
+
+    q = tmp_path / "q"
+    q.write_text("1 1 a 1\n2 1 b 1\n")
+    t = evaluate(pa.table({"qid": ["1"], "docid": ["a"], "score": [1.0]}), q,
+                 ["alpha-nDCG@5", "RBU@5", "S-RR", "EU"], queries="qrels")
+    rows = {(r["qid"], r["measure"]): r for r in t.to_pylist()}
+    assert rows[("2", "alpha-nDCG@5")]["value"] == 0.0 and rows[("2", "RBU@5")]["n_docs"] == 0
+    assert rows[("1", "alpha-nDCG@5")]["value"] == 1.0

@@ -6,8 +6,8 @@ from uefast.diversity.registry import DivMeasure, Family, families, parse_measur
 
 
 def evaluate(*args, **kwargs):
-    """See :func:`uefast.diversity.evaluate.evaluate`."""
-    from uefast.diversity.evaluate import evaluate as _evaluate
+    """See :func:`uefast.diversity.evaluation.evaluate` (the implementation module)."""
+    from uefast.diversity.evaluation import evaluate as _evaluate
 
     return _evaluate(*args, **kwargs)
 
