@@ -9,6 +9,7 @@ unjudged document), p the measure's parameters, k the cutoff (None = whole ranki
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 
 def _J(G, d, t):
@@ -261,4 +262,25 @@ def eu(G, w, ranking, p, k):
                 g += w[t] * r * (1 - p["alpha"]) ** seen[t]
                 seen[t] += 1
         tot += (g - p["e"]) / (1 + math.log(i))
+    return tot
+
+
+def ct(G, w, ranking, p, k):
+    """Cube Test (simplified): saturation summed in exact Fractions of r = g/gmax."""
+    m = len(w)
+    gmax = [max([G[d][t] for d in range(len(G))] + [0]) or 1 for t in range(m)]
+    h = Fraction(str(p["h"]))
+    seen = [0] * m
+    filled = [Fraction(0)] * m
+    tot = 0.0
+    for i, d in enumerate(ranking[:k], 1):
+        g = 0.0
+        for t in range(m):
+            gr = G[d][t] if d >= 0 else 0
+            if gr > 0:
+                if filled[t] < h:
+                    g += w[t] * (gr / gmax[t]) * (1 - p["alpha"]) ** seen[t]
+                seen[t] += 1
+                filled[t] += Fraction(gr, gmax[t])
+        tot += g / i
     return tot

@@ -39,6 +39,7 @@ CASES = {
     "D-nDCG": ["D-nDCG@3"],
     "D#-nDCG": ["D#-nDCG@2", "D#-nDCG(gamma=0.3)@5"],
     "EU": ["EU", "EU(alpha=0.2,e=0.0)"],
+    "CT": ["CT@3", "CT(alpha=0.3,h=2.0)@5", "CT(h=0.5)@10"],
 }
 
 
@@ -137,6 +138,7 @@ def _golden_topic():
     ("EU(alpha=0.5,e=0.05)", 0.784412037218, 0.948176841784),
     ("D#-nDCG@3", 0.854221427473, 1.0),
     ("RBU(p=0.8,e=0.03)@3", 0.36704, 0.48224),
+    ("CT(alpha=0.5,h=1.0)@3", 0.669444444444, 0.9),
 ])
 def test_spec_golden_values(s, reb, iub):
     """SPEC_diversity §7 (REB and brute-force IUB, 12 digits)."""

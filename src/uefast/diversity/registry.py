@@ -104,6 +104,7 @@ def _load() -> None:
     if not _FAMILIES:
         import uefast.diversity.families_ndeval  # noqa: F401
         import uefast.diversity.families_ia  # noqa: F401
+        import uefast.diversity.families_utility  # noqa: F401
 
 
 @dataclass(frozen=True)
