@@ -16,15 +16,21 @@ def _J(G, d, t):
     return 1 if d >= 0 and G[d][t] >= 1 else 0
 
 
-def _cascade(G):
+def _gmaxes(G, how="aspect"):
     m = len(G[0]) if G else 0
-    gmax = [max([G[d][t] for d in range(len(G))] + [0]) or 1 for t in range(m)]
+    per = [max([G[d][t] for d in range(len(G))] + [0]) or 1 for t in range(m)]
+    return [max(per)] * m if how == "topic" and m else per
+
+
+def _cascade(G, how="aspect"):
+    gmax = _gmaxes(G, how)
+    m = len(gmax)
     return [[(2 ** G[d][t] - 1) / 2 ** gmax[t] for t in range(m)] for d in range(len(G))]
 
 
-def _linear(G):
-    m = len(G[0]) if G else 0
-    gmax = [max([G[d][t] for d in range(len(G))] + [0]) or 1 for t in range(m)]
+def _linear(G, how="aspect"):
+    gmax = _gmaxes(G, how)
+    m = len(gmax)
     return [[G[d][t] / gmax[t] for t in range(m)] for d in range(len(G))]
 
 
@@ -153,8 +159,8 @@ def ndeval_strec(G, w, ranking, p, k):
 
 
 # ------------------------------------------------------------------------------ weighted families
-def _cascade_sum(G, w, ranking, disc, K):
-    R = _cascade(G)
+def _cascade_sum(G, w, ranking, disc, K, how="aspect"):
+    R = _cascade(G, how)
     m = len(w)
     surv = [1.0] * m
     tot = 0.0
@@ -171,25 +177,25 @@ def _cascade_sum(G, w, ranking, disc, K):
 def rbu(G, w, ranking, p, k):
     L = len(ranking)
     if p["variant"] == "java":
-        gain = _cascade_sum(G, w, ranking, lambda i: (1 - p["p"]) * p["p"] ** (i - 1), L)
+        gain = _cascade_sum(G, w, ranking, lambda i: (1 - p["p"]) * p["p"] ** (i - 1), L, p["gmax"])
         return gain - p["e"] * sum((1 - p["p"]) * p["p"] ** (i - 1) for i in range(1, L + 1))
     K = L if k is None else min(k, L)
-    return (_cascade_sum(G, w, ranking, lambda i: p["p"] ** i, K)
+    return (_cascade_sum(G, w, ranking, lambda i: p["p"] ** i, K, p["gmax"])
             - p["e"] * sum(p["p"] ** i for i in range(1, K + 1)))
 
 
 def gerr_ia(G, w, ranking, p, k):
-    return _cascade_sum(G, w, ranking, lambda i: 1.0 / i, k)
+    return _cascade_sum(G, w, ranking, lambda i: 1.0 / i, k, p["gmax"])
 
 
 def rbp_ia(G, w, ranking, p, k):
-    R = _linear(G)
+    R = _linear(G, p["gmax"])
     return (1 - p["p"]) * sum(p["p"] ** (i - 1) * sum(w[t] * _r(R, d, t) for t in range(len(w)))
                               for i, d in enumerate(ranking, 1))
 
 
 def ndcg_ia(G, w, ranking, p, k):
-    R = _linear(G)
+    R = _linear(G, p["gmax"])
     tot = 0.0
     for t in range(len(w)):
         dcg = sum(_r(R, d, t) / math.log2(i + 1) for i, d in enumerate(ranking[:k], 1))
@@ -250,7 +256,7 @@ def dsharp_ndcg(G, w, ranking, p, k):
 
 
 def eu(G, w, ranking, p, k):
-    R = _linear(G)
+    R = _linear(G, p["gmax"])
     m = len(w)
     seen = [0] * m
     tot = 0.0

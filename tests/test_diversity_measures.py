@@ -29,16 +29,16 @@ CASES = {
     "MAP-IA": ["MAP-IA"],
     "P-IA": ["P-IA@2", "P-IA@5"],
     "strec": ["strec@1", "S-Recall@3"],
-    "RBU": ["RBU@3", "RBU(p=0.9,e=0.1)", "RBU(variant=java)", "RBU(p=0.6,e=0.0)@2"],
-    "gERR-IA": ["gERR-IA@3", "gERR-IA@10"],
-    "RBP-IA": ["RBP-IA", "RBP-IA(p=0.5)"],
-    "nDCG-IA": ["nDCG-IA@2", "nDCG-IA@10"],
+    "RBU": ["RBU@3", "RBU(p=0.9,e=0.1)", "RBU(variant=java)", "RBU(p=0.6,e=0.0,gmax=topic)@2"],
+    "gERR-IA": ["gERR-IA@3", "gERR-IA(gmax=topic)@10"],
+    "RBP-IA": ["RBP-IA", "RBP-IA(p=0.5,gmax=topic)"],
+    "nDCG-IA": ["nDCG-IA@2", "nDCG-IA(gmax=topic)@10"],
     "RR-IA": ["RR-IA"],
     "AP-IA": ["AP-IA"],
     "S-RR": ["S-RR@100%"],
     "D-nDCG": ["D-nDCG@3"],
     "D#-nDCG": ["D#-nDCG@2", "D#-nDCG(gamma=0.3)@5"],
-    "EU": ["EU", "EU(alpha=0.2,e=0.0)"],
+    "EU": ["EU", "EU(alpha=0.2,e=0.0,gmax=topic)"],
     "CT": ["CT@3", "CT(alpha=0.3,h=2.0)@5", "CT(h=0.5)@10"],
 }
 
@@ -183,7 +183,7 @@ def test_measure_strings_parse_back(s):
 @pytest.mark.parametrize("s, msg", [
     ("alpha-nDCG", "needs a cutoff"), ("NRBP@5", "takes no cutoff"), ("ERR-IA(gamma=1)@5", "unknown parameter"),
     ("RBU(p=x)@5", "not a float"), ("RBU(variant=java)@5", "no cutoff"), ("foo@5", "unknown diversity measure"),
-    ("S-RR@50%", "only @100%"), ("RBU(p=1.5)", "0 < p < 1"),
+    ("S-RR@50%", "only @100%"), ("RBU(p=1.5)", "0 < p < 1"), ("EU(gmax=all)", "gmax must be"),
 ])
 def test_measure_string_errors(s, msg):
     with pytest.raises(MeasureParseError, match=msg):

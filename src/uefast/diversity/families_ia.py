@@ -71,7 +71,7 @@ def _rbu_disc(m, L: int) -> np.ndarray:
 
 
 def _rbu_value(topic, rows, m):
-    X = ranked(topic, rows, topic.rel("cascade"))
+    X = ranked(topic, rows, topic.rel("cascade", m["gmax"]))
     d = _rbu_disc(m, rows.size)
     g = cascade_gains(X[:d.size], topic.weights)
     return float(np.dot(d, g - m["e"])) if d.size else 0.0
@@ -87,7 +87,7 @@ def _cascade_reb(topic, disc: np.ndarray, r: np.ndarray) -> float:
 
 def _rbu_reb(topic, m):
     d = _rbu_disc(m, topic.n)
-    return _cascade_reb(topic, d, topic.rel("cascade")) - m["e"] * float(d.sum())
+    return _cascade_reb(topic, d, topic.rel("cascade", m["gmax"])) - m["e"] * float(d.sum())
 
 
 def cascade_greedy(r: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -107,7 +107,7 @@ def cascade_greedy(r: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def _rbu_iub(topic, m):
-    order = cascade_greedy(topic.rel("cascade"), topic.weights)
+    order = cascade_greedy(topic.rel("cascade", m["gmax"]), topic.weights)
     return _rbu_value(topic, order, m), topic.m <= 1
 
 
@@ -115,9 +115,19 @@ def _rbu_min(topic, m):
     return -m["e"] * float(_rbu_disc(m, topic.n).sum())
 
 
+def gmax_check(m, text):
+    """``gmax`` (the grade map's maximum): ``aspect`` (per topic and aspect, RBU.java) or
+    ``topic`` (the topic's largest grade, over all aspects)."""
+    from uefast.errors import MeasureParseError
+
+    if m["gmax"] not in ("aspect", "topic"):
+        raise MeasureParseError(f"{text!r}: gmax must be aspect or topic")
+
+
 def _rbu_check(m, text):
     from uefast.errors import MeasureParseError
 
+    gmax_check(m, text)
     if m["variant"] not in ("paper", "java"):
         raise MeasureParseError(f"{text!r}: variant must be paper or java")
     if m["variant"] == "java" and m.k is not None:
@@ -126,7 +136,7 @@ def _rbu_check(m, text):
         raise MeasureParseError(f"{text!r}: needs 0 < p < 1 and e >= 0")
 
 
-register(Family("RBU", {"p": 0.8, "e": 0.03, "variant": "paper"}, "optional",
+register(Family("RBU", {"p": 0.8, "e": 0.03, "variant": "paper", "gmax": "aspect"}, "optional",
                 _per_segment(_rbu_value), _rbu_iub, _rbu_reb, "rbu",
                 "RBU@k = sum_{i<=k} p^i [sum_t w_t R(d_i,t) prod_{j<i}(1-R(d_j,t)) - e], R cascade "
                 "(Amigo, Spina & Carrillo-de-Albornoz SIGIR'18 Eq. 11; variant=java: RBU.java)",
@@ -135,49 +145,50 @@ register(Family("RBU", {"p": 0.8, "e": 0.03, "variant": "paper"}, "optional",
 
 
 def _gerr_value(topic, rows, m):
-    X = ranked(topic, rows[:m.k], topic.rel("cascade"))
+    X = ranked(topic, rows[:m.k], topic.rel("cascade", m["gmax"]))
     return float(np.dot(1.0 / np.arange(1, X.shape[0] + 1), cascade_gains(X, topic.weights)))
 
 
 def _gerr_reb(topic, m):
     K = min(m.k, topic.n)
-    return _cascade_reb(topic, 1.0 / np.arange(1, K + 1), topic.rel("cascade"))
+    return _cascade_reb(topic, 1.0 / np.arange(1, K + 1), topic.rel("cascade", m["gmax"]))
 
 
 def _gerr_iub(topic, m):
-    return _gerr_value(topic, cascade_greedy(topic.rel("cascade"), topic.weights), m), topic.m <= 1
+    return _gerr_value(topic, cascade_greedy(topic.rel("cascade", m["gmax"]), topic.weights), m), topic.m <= 1
 
 
-register(Family("gERR-IA", {}, "required", _per_segment(_gerr_value), _gerr_iub, _gerr_reb, "gerr_ia",
+register(Family("gERR-IA", {"gmax": "aspect"}, "required", _per_segment(_gerr_value), _gerr_iub, _gerr_reb, "gerr_ia",
                 "graded ERR-IA@k = sum_t w_t sum_{i<=k} (1/i) R(d_i,t) prod_{j<i}(1-R(d_j,t)), "
-                "R = (2^g-1)/2^gmax (Agrawal et al. WSDM'09; Chapelle et al. CIKM'09)"))
+                "R = (2^g-1)/2^gmax (Agrawal et al. WSDM'09; Chapelle et al. CIKM'09)",
+                check=gmax_check))
 
 
 # ---------------------------------------------------------------- linear-in-position families
 def _rbp_value(topic, rows, m):
-    X = ranked(topic, rows, topic.rel("linear"))
+    X = ranked(topic, rows, topic.rel("linear", m["gmax"]))
     return float((1 - m["p"]) * np.dot(m["p"] ** np.arange(rows.size), X @ topic.weights))
 
 
 def _rbp_iub(topic, m):
-    G = topic.rel("linear") @ topic.weights
+    G = topic.rel("linear", m["gmax"]) @ topic.weights
     return _rbp_value(topic, np.argsort(-G, kind="stable"), m), True
 
 
 def _rbp_reb(topic, m):
     if topic.n == 0:
         return 0.0
-    gbar = topic.rel("linear").mean(axis=0)
+    gbar = topic.rel("linear", m["gmax"]).mean(axis=0)
     return float(np.dot(topic.weights, gbar) * (1 - m["p"] ** topic.n))
 
 
-register(Family("RBP-IA", {"p": 0.8}, "none", _per_segment(_rbp_value), _rbp_iub, _rbp_reb, "rbp_ia",
+register(Family("RBP-IA", {"p": 0.8, "gmax": "aspect"}, "none", _per_segment(_rbp_value), _rbp_iub, _rbp_reb, "rbp_ia",
                 "RBP-IA = (1-p) sum_i p^{i-1} sum_t w_t g(d_i,t)/gmax_t (Moffat & Zobel's RBP, "
-                "intent-aware per Agrawal et al. WSDM'09)"))
+                "intent-aware per Agrawal et al. WSDM'09)", check=gmax_check))
 
 
-def _idcg(topic, k: int) -> np.ndarray:
-    r = topic.rel("linear")
+def _idcg(topic, k: int, gmax: str = "aspect") -> np.ndarray:
+    r = topic.rel("linear", gmax)
     srt = -np.sort(-r, axis=0)[:k]
     return _dlog(k)[:srt.shape[0]] @ srt
 
@@ -185,16 +196,16 @@ def _idcg(topic, k: int) -> np.ndarray:
 def _ndcg_ia_value(topic, rows, m):
     if topic.m == 0:
         return 0.0
-    X = ranked(topic, rows[:m.k], topic.rel("linear"))
+    X = ranked(topic, rows[:m.k], topic.rel("linear", m["gmax"]))
     dcg = _dlog(X.shape[0]) @ X if X.shape[0] else np.zeros(topic.m)
-    idcg = _idcg(topic, m.k)
+    idcg = _idcg(topic, m.k, m["gmax"])
     return float(np.dot(topic.weights, np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1), 0)))
 
 
 def _ndcg_ia_iub(topic, m):
     if topic.m == 0:
         return 0.0, True
-    G = topic.rel("linear") @ (topic.weights / _idcg(topic, m.k))
+    G = topic.rel("linear", m["gmax"]) @ (topic.weights / _idcg(topic, m.k, m["gmax"]))
     return _ndcg_ia_value(topic, np.argsort(-G, kind="stable"), m), True
 
 
@@ -202,13 +213,13 @@ def _ndcg_ia_reb(topic, m):
     if topic.m == 0:
         return 0.0
     K = min(m.k, topic.n)
-    gbar = topic.rel("linear").mean(axis=0)
-    return float(np.dot(topic.weights, gbar / _idcg(topic, m.k)) * _dlog(K).sum())
+    gbar = topic.rel("linear", m["gmax"]).mean(axis=0)
+    return float(np.dot(topic.weights, gbar / _idcg(topic, m.k, m["gmax"])) * _dlog(K).sum())
 
 
-register(Family("nDCG-IA", {}, "required", _per_segment(_ndcg_ia_value), _ndcg_ia_iub, _ndcg_ia_reb,
+register(Family("nDCG-IA", {"gmax": "aspect"}, "required", _per_segment(_ndcg_ia_value), _ndcg_ia_iub, _ndcg_ia_reb,
                 "ndcg_ia", "nDCG-IA@k = sum_t w_t DCG_t@k/IDCG_t@k, gain g/gmax_t, 1/log2(i+1) "
-                "(Agrawal et al. WSDM'09)"))
+                "(Agrawal et al. WSDM'09)", check=gmax_check))
 
 
 # ---------------------------------------------------------------- first-hit families
@@ -402,13 +413,13 @@ def novelty_gains(X: np.ndarray, w: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def _eu_value(topic, rows, m):
-    X = ranked(topic, rows, topic.rel("linear"))
+    X = ranked(topic, rows, topic.rel("linear", m["gmax"]))
     return float(np.dot(_eu_disc(rows.size), novelty_gains(X, topic.weights, m["alpha"]) - m["e"]))
 
 
 def _eu_reb(topic, m):
     n = topic.n
-    r = topic.rel("linear")
+    r = topic.rel("linear", m["gmax"])
     d = _eu_disc(n)
     tot = 0.0
     for t in range(topic.m):
@@ -419,7 +430,7 @@ def _eu_reb(topic, m):
 
 
 def _eu_iub(topic, m):
-    r = topic.rel("linear")
+    r = topic.rel("linear", m["gmax"])
     w = topic.weights
     left = np.ones(topic.n, bool)
     cnt = np.zeros(topic.m)
@@ -433,7 +444,7 @@ def _eu_iub(topic, m):
     return _eu_value(topic, np.array(order, np.int64), m), topic.m == 0
 
 
-register(Family("EU", {"alpha": 0.5, "e": 0.05}, "none", _per_segment(_eu_value), _eu_iub, _eu_reb, "eu",
+register(Family("EU", {"alpha": 0.5, "e": 0.05, "gmax": "aspect"}, "none", _per_segment(_eu_value), _eu_iub, _eu_reb, "eu",
                 "EU = sum_i [sum_t w_t r(d_i,t)(1-alpha)^{c(i,t)} - e]/(1 + ln i) (Yang & Lad "
                 "ICTIR'09 as printed in Amigo et al. SIGIR'18; simplified form)",
-                minimum=lambda t, m: -m["e"] * float(_eu_disc(t.n).sum())))
+                minimum=lambda t, m: -m["e"] * float(_eu_disc(t.n).sum()), check=gmax_check))
