@@ -4,7 +4,6 @@ from __future__ import annotations
 import io
 
 import pyarrow.csv as pacsv
-import pytest
 
 from uefast.cli import main
 from uefast.diversity import evaluate

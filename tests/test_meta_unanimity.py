@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import math
 
-import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings, strategies as st

@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 
 from uefast.cli import main
-from uefast.diversity import compile_qrels, read_qrels
-from uefast.diversity.ndeval import NDEVAL_COLUMNS, build_ndeval_qrels, column_index
+from uefast.diversity.ndeval import NDEVAL_COLUMNS, column_index
 from uefast.diversity.ndeval_text import (evaluate_ndeval_run, ndeval_text, read_ndeval_qrels,
                                           read_ndeval_run)
 

@@ -13,8 +13,6 @@ TIES = {"trec_eval": "trec_eval", "input": "rank"}
 def run(args, emit, tsv_text, jsonl_text, text_table) -> int:
     """Evaluate the --run files (or a TREC-style TABLE) against diversity qrels; ``--ties
     input`` ranks by the run files' rank column (ndeval's order)."""
-    import pyarrow as pa
-
     import uefast
     from uefast.cli._runs import run_names
     from uefast.diversity import evaluate

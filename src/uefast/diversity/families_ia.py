@@ -25,8 +25,6 @@ REB exact by :mod:`uefast.diversity.reb`.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from uefast.diversity.families_ndeval import coverage_iub, min_cover

@@ -9,12 +9,10 @@ constants (ideal-ideal) or the greedy ideal's raw value; MAP-IA by the AP formul
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from uefast.diversity.ndeval import (DEPTH, _curves, _gains, _ideal_rows, build_ndeval_qrels,
-                                     column_index, discounts, ndeval_scores)
+from uefast.diversity.ndeval import (DEPTH, _ideal_rows, build_ndeval_qrels, column_index, discounts,
+                                     ndeval_scores)
 from uefast.diversity.reb import ap_reb, coverage_reb, novelty_terms
 from uefast.diversity.registry import Family, register
 

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from uefast.diversity.ndeval import (DEPTH, NDEVAL_COLUMNS, NdevalQrels, build_ndeval_qrels,
                                      column_index, join_rows, ndeval_scores)
-from uefast.diversity.qrels import compile_qrels, read_qrels
+from uefast.diversity.qrels import compile_qrels
 from uefast.errors import InputError
 from uefast.inputs import numpy_view
 

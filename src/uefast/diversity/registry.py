@@ -101,10 +101,12 @@ def family(name: str) -> Family:
 
 
 def _load() -> None:
+    """Import the family modules (each registers its families) on first use."""
     if not _FAMILIES:
-        import uefast.diversity.families_ndeval  # noqa: F401
-        import uefast.diversity.families_ia  # noqa: F401
-        import uefast.diversity.families_utility  # noqa: F401
+        import importlib
+
+        for mod in ("families_ndeval", "families_ia", "families_utility"):
+            importlib.import_module(f"uefast.diversity.{mod}")
 
 
 @dataclass(frozen=True)
