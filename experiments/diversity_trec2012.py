@@ -19,7 +19,7 @@ from uefast.meta import metric_unanimity_table
 
 MEASURES = ["alpha-nDCG@20", "alpha-DCG@20", "ERR-IA@20", "nERR-IA@20", "NRBP", "nNRBP", "MAP-IA",
             "P-IA@20", "strec@20", "gERR-IA@20", "nDCG-IA@20", "RBP-IA", "RR-IA", "AP-IA", "S-RR",
-            "D-nDCG@10", "D#-nDCG@10", "EU", "RBU@20", "RBU(variant=java)"]
+            "D-nDCG@10", "D#-nDCG@10", "EU", "CT@10", "RBU@20", "RBU(variant=java)"]
 
 
 def main(data: Path) -> str:

@@ -95,17 +95,23 @@ def _ct_reb(topic, m):
 
 
 def _ct_iub(topic, m):
-    left = list(range(topic.n))
-    order: list[int] = []
+    """Greedy: each rank takes the document of largest gain given the counts and (integer)
+    filled amounts of the documents already placed; ties to the lower row."""
+    gm = _gmax(topic)
+    h = _h(m)
+    G = topic.grades
+    left = np.ones(topic.n, bool)
+    cnt = np.zeros(topic.m)
+    filled = np.zeros(topic.m, np.int64)
+    order = []
     for _ in range(min(m.k, topic.n)):
-        best, where = -1.0, left[0]
-        for d in left:
-            G = _grades_ranked(topic, np.array(order + [d], np.int64))
-            gain = float(_ct_gains(G, topic, m)[-1])
-            if gain > best:
-                best, where = gain, d
-        order.append(where)
-        left.remove(where)
+        open_ = filled * h.denominator < h.numerator * gm
+        gain = np.where(left, ((G / gm) * (1.0 - m["alpha"]) ** cnt * open_) @ topic.weights, -np.inf)
+        d = int(np.argmax(gain))
+        order.append(d)
+        left[d] = False
+        cnt += G[d] > 0
+        filled += G[d]
     return _ct_value(topic, np.array(order, np.int64), m), topic.m == 0
 
 
