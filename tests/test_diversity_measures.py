@@ -236,3 +236,24 @@ def test_evaluate_stays_a_function_after_use():
     q = pa.table({"qid": ["1"], "subtopic": ["1"], "docid": ["a"], "label": [1]})
     dv.evaluate(pa.table({"qid": ["1"], "docid": ["a"], "score": [1.0]}), q, ["strec@5"])
     assert callable(dv.evaluate)
+
+
+def test_long_table_works_with_aggregate_and_stats():
+    """The diversity table has evaluate()'s long schema: aggregate, stats and meta take it."""
+    import uefast
+    from uefast.stats import all_pairs, topic_system_matrix
+
+    rng = np.random.default_rng(0)
+    rows = [(str(q), str(s), f"d{d}", int(rng.integers(0, 3))) for q in range(6) for s in range(3)
+            for d in range(8)]
+    qrels = pa.table(dict(zip(["qid", "subtopic", "docid", "label"], map(list, zip(*rows)))))
+    run = pa.table({"qid": [str(q) for q in range(6) for _ in range(3) for _ in range(8)],
+                    "docid": [f"d{d}" for _ in range(6) for _ in range(3) for d in range(8)],
+                    "score": rng.random(144).tolist(),
+                    "system": [f"s{s}" for _ in range(6) for s in range(3) for _ in range(8)]})
+    t = evaluate(run, qrels, ["alpha-nDCG@5", "RBU@5"])
+    agg = uefast.aggregate(t)
+    assert agg.num_rows == 6 and set(agg["measure"].to_pylist()) == {"alpha-nDCG@5", "RBU@5"}
+    mat = topic_system_matrix(t, "RBU@5")
+    assert mat.matrix.shape == (6, 3)
+    assert all_pairs(t, "t", measure="alpha-nDCG@5").num_rows == 3
