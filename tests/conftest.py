@@ -16,6 +16,15 @@ SHARED_DATA = Path(os.environ.get("UEFAST_SHARED_DATA",
                                   Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests that read the real data (the ``shared_data`` fixture) are data-heavy: marked
+    ``slow``, so the default run (``-m 'not slow'`` in pyproject) leaves them to ``-m slow``
+    (.ci/run runs both)."""
+    for item in items:
+        if "shared_data" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():

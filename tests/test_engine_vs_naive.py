@@ -228,7 +228,8 @@ def test_scores_equal_in_float32_but_not_float64(ties, ranking_path):
                                             abs=1e-12), m
 
 
-@pytest.mark.parametrize("max_label", [1, 6, 7, 12, 70_000])
+# 70,000: labels beyond int8 compile the engine once more (~30 s cold), so that case is slow
+@pytest.mark.parametrize("max_label", [1, 6, 7, 12, pytest.param(70_000, marks=pytest.mark.slow)])
 def test_judged_label_counting_for_every_label_range(max_label):
     """The judged pass counts labels three ways (packed 16-bit counters for <= 8 label values,
     histograms up to 65,536 values, a sort beyond); each must give the reference value, IUB and

@@ -161,6 +161,7 @@ def test_net_max_setting(monkeypatch):
         gpu_ranking._net_max()
 
 
+@pytest.mark.slow  # the CUDA simulator interprets the kernels in Python
 def test_kernels_in_cuda_simulator():
     """Both CUDA kernels as written (``threads`` and the shared-memory ``network``, 8 threads a
     block), run by numba's CUDA simulator in a subprocess, equal the CPU engine for every tie

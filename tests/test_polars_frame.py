@@ -52,7 +52,7 @@ def test_trec_style_delegates():
 
 def test_frame_and_expression_checks_match_evaluate():
     """max_label below the data's top label was trusted (ERR@3 = 3.08, above 1); drop with
-    ue=False dropped rows evaluate keeps; a null qid or system became a group of its own;
+    ue=False must drop what evaluate drops (the degenerate rows, issue 28); a null qid or system became a group of its own;
     score_columns=[] gave a misleading message."""
     from uefast.errors import InputError
 
@@ -66,7 +66,7 @@ def test_frame_and_expression_checks_match_evaluate():
                         "score": [.3, .2, .1, .9]})
     got = uep.evaluate(deg, measures=["AP"], degenerate="drop", ue=False)
     assert got["qid"].to_list() == uefast.evaluate(deg.to_arrow(), measures=["AP"], degenerate="drop",
-                                                   ue=False)["qid"].to_pylist() == [1, 2]
+                                                   ue=False)["qid"].to_pylist() == [2]  # 1: degenerate
     for col, row in (("qid", 2), ("system", 1)):
         bad = deg.with_columns(system=pl.Series(["s", None, "s", "s"])) if col == "system" else \
             deg.with_columns(qid=pl.Series([1, 1, None, 2]))

@@ -18,9 +18,12 @@ def test_readme_python_blocks_run(tmp_path, monkeypatch):
             f"{q} Q0 d{d} {r + 1} {float(8 - r)} {name[0]}\n"
             for q in range(1, 6) for r, d in enumerate([(i + shift) % 8 for i in range(8)])))
     monkeypatch.chdir(tmp_path)
+    seen: dict = {}  # every block runs in a fresh scope; the names they define, checked below
     for code in blocks:
         scope: dict = {}
         exec(compile(code, str(README), "exec"), scope)
+        seen.update(scope)
+    scope = seen
     assert scope["means"].num_rows == 4 * 3
     assert scope["res"].num_rows == 2 * 5 * 3
     assert {"nDCG@10", "AP:ue_v2", "nDCG@10:value", "AP:reb"} <= set(scope["by_query"].columns)

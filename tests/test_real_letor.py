@@ -18,6 +18,8 @@ from conftest import SHARED_DATA, naive_value
 from uefast import parse_measures
 from uefast.io import read_letor
 
+pytestmark = pytest.mark.slow  # data-heavy: `pytest -m slow` (.ci/run runs it)
+
 MEASURES = parse_measures(["nDCG@10", "nDCG(gain=exp)@5", "AP", "ERR@10", "P@5", "RR", "RBP(p=0.8)"])
 
 CASES = {  # file, feature used as the score, rows, queries, label counts (SOURCE.md)

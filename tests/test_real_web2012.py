@@ -22,8 +22,9 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 RUNS_DIR = SHARED_DATA / "trec_web2012_baseline_runs"
 QRELS = SHARED_DATA / "trec_web_diversity_2009_2014" / "2012" / "qrels.adhoc.txt"
 RUNS = sorted(RUNS_DIR.glob("*/results-*.txt")) if RUNS_DIR.is_dir() else []
-pytestmark = pytest.mark.skipif(not (RUNS and QRELS.is_file()),
-                                reason=f"TREC Web 2012 data not found under {SHARED_DATA}")
+pytestmark = [pytest.mark.slow,  # data-heavy: `pytest -m slow` (.ci/run runs it)
+              pytest.mark.skipif(not (RUNS and QRELS.is_file()),
+                                 reason=f"TREC Web 2012 data not found under {SHARED_DATA}")]
 
 CORE = {  # uefast measure -> trec_eval measure
     "nDCG@10": "ndcg_cut_10", "nDCG@20": "ndcg_cut_20", "nDCG": "ndcg", "AP": "map",

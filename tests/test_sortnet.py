@@ -58,6 +58,7 @@ _ROW = st.tuples(st.sampled_from(_POOL) | st.floats(-5, 5, allow_nan=False, widt
                  st.integers(-2, SORTNET_LABEL_MAX))
 
 
+@pytest.mark.slow  # ~10 s warm; compiling the unrolled networks it calls: minutes cold
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_ROW, min_size=1, max_size=140) | st.lists(_ROW, min_size=250, max_size=300),
        st.booleans())
@@ -157,6 +158,7 @@ _TIED_ROW = st.tuples(st.sampled_from(_POOL) | st.sampled_from([-1.0, 0.0, 1.0, 
                       | st.floats(-5, 5, allow_nan=False), st.integers(-1, 4))
 
 
+@pytest.mark.slow  # ~10 s warm; compiling the unrolled networks it calls: minutes cold
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_TIED_ROW, min_size=1, max_size=140) | st.lists(_TIED_ROW, min_size=300, max_size=520),
        st.sampled_from(["index", "docid", "wide docid"]), st.randoms(use_true_random=False))
@@ -219,6 +221,7 @@ def _pos_bits(n):
     return s
 
 
+@pytest.mark.slow  # ~10 s warm; compiling the unrolled networks it calls: minutes cold
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_TIED_ROW, min_size=1, max_size=140) | st.lists(_TIED_ROW, min_size=300, max_size=520),
        st.sampled_from([1, -1, 0]))

@@ -10,7 +10,8 @@ from uefast.cli import cmd_trec_eval, main
 from uefast.errors import InputError, MeasureParseError
 from uefast.trec_eval import evaluate_trec, select_measures
 
-QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 0\n2 0 x 1\n3 0 z 1\n"
+QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 0\n2 0 x 1\n"
+UNRETRIEVED = "3 0 z 1\n"  # a qrels topic the run has no results for (``files_unretrieved``)
 RUN = ("1 Q0 a 1 3.0 r1\n1 Q0 b 2 2.0 r1\n1 Q0 d 3 2.0 r1\n1 Q0 c 4 1.0 r1\n"
        "2 Q0 x 1 1.0 r1\n2 Q0 y 2 1.0 r1\n9 Q0 a 1 1.0 r1\n")
 
@@ -24,14 +25,25 @@ def files(tmp_path):
     return str(q), str(r)
 
 
+@pytest.fixture
+def files_unretrieved(tmp_path):
+    q = tmp_path / "qrels"
+    r = tmp_path / "run"
+    q.write_text(QRELS + UNRETRIEVED)
+    r.write_text(RUN)
+    return str(q), str(r)
+
+
 def _out(capsys, argv):
     assert main(["trec_eval", *argv]) == 0
     return capsys.readouterr().out
 
 
-def test_default_output_and_topic_rules(files, capsys):
-    out = _out(capsys, ["-q", "-mnum_q", "-mnum_ret", "-mrelstring", *files])
-    # topic 9 has no qrels: ignored; topic 3 has no results: skipped without -c
+def test_default_output_and_topic_rules(files_unretrieved, capsys):
+    files = files_unretrieved
+    out = _out(capsys, ["-q", "-mnum_q", "-mnum_ret", "-mrelstring", *files, "--trec-eval-version", "9.0.8"])
+    # topic 9 has no qrels: ignored; topic 3 has no results: skipped without -c (9.0.8; 10.0
+    # stops there with exit status 4, tests/test_trec_eval_topics.py)
     assert out.splitlines() == [
         "num_ret               \t1\t4", "relstring             \t1\t'1-02'",
         "num_ret               \t2\t2", "relstring             \t2\t'-1'",
@@ -52,7 +64,8 @@ def test_option_syntax_variants(files, capsys):
     assert "P_1 " in a and "P_2 " in a
 
 
-def test_complete_and_max_docs(files, capsys):
+def test_complete_and_max_docs(files_unretrieved, capsys):
+    files = files_unretrieved
     out = _out(capsys, ["-c", "-M1", "-q", "-mnum_ret", "-mP.1", *files])
     assert "num_ret               \t3\t0" in out       # bogus topic printed (trec_eval 10)
     assert "P_1                   \tall\t0.3333" in out  # averaged over 3 qrels topics
@@ -89,9 +102,18 @@ def test_wrong_file_count(files):
 
 def test_formats(files, capsys, tmp_path):
     tsv = _out(capsys, ["--format", "tsv", "-mmap", *files]).splitlines()
-    assert tsv[0] == "runid\tmeasure\tqid\tvalue" and tsv[1].startswith("r1\tmap\tall\t")
+    assert tsv[0] == "runid\tmeasure\tqid\tvalue\ttext" and tsv[1].startswith("r1\tmap\tall\t")
     js = [json.loads(x) for x in _out(capsys, ["--format", "jsonl", "-q", "-mmap", *files]).splitlines()]
     assert js[-1]["qid"] == "all" and js[0]["measure"] == "map"
+    # text-valued runid / relstring: in the text column, the value column stays numeric (empty)
+    tsv = _out(capsys, ["--format", "tsv", "-q", "-m", "official", "-mrelstring", *files]).splitlines()
+    rows = [line.split("\t") for line in tsv[1:]]
+    assert ["r1", "runid", "all", "", "r1"] in rows and ["r1", "relstring", "1", "", "1-02"] in rows
+    assert all(len(r) == 5 and (r[3] == "") == (r[1] in ("runid", "relstring")) for r in rows)
+    assert {float(r[3]) for r in rows if r[1] == "num_q"} == {2.0}
+    js = [json.loads(x) for x in _out(capsys, ["--format", "jsonl", "-mrunid", "-mmap", *files]).splitlines()]
+    assert js[0] == {"runid": "r1", "measure": "runid", "qid": "all", "value": None, "text": "r1"}
+    assert isinstance(js[1]["value"], float) and js[1]["text"] is None
     pq = tmp_path / "o.parquet"
     _out(capsys, ["--format", "parquet", "--output", str(pq), "-mmap", *files])
     import pyarrow.parquet as pqm
@@ -231,9 +253,10 @@ def test_ue_lines_with_repeats_trec_eval_never_looks_at(tmp_path, capsys):
     q.write_text("1 0 a 1\n1 0 b 0\n1 0 c 1\n2 0 x 1\n7 0 y 1\n7 1 y 0\n")
     r.write_text("1 Q0 a 1 5 r\n1 Q0 a 2 0.1 r\n1 Q0 b 3 4 r\n1 Q0 c 4 3 r\n2 Q0 x 1 1 r\n9 Q0 z 1 1 r\n"
                  "9 Q0 z 2 0.5 r\n")
-    assert main(["trec_eval", "-M3", "-mmap", str(q), str(r)]) == 0
+    v9 = ["--trec-eval-version", "9.0.8"]  # 10.0 stops at topic 7 (no results; exit status 4)
+    assert main(["trec_eval", "-M3", "-mmap", str(q), str(r), *v9]) == 0
     plain = capsys.readouterr().out
-    assert main(["trec_eval", "--ue", "-M3", "-mmap", str(q), str(r)]) == 0
+    assert main(["trec_eval", "--ue", "-M3", "-mmap", str(q), str(r), *v9]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == plain.splitlines()[0] and "map_ue_v1" in out
 

@@ -14,6 +14,8 @@ import pytest
 
 from uefast.cli import cmd_trec_eval
 
+pytestmark = pytest.mark.slow  # data-heavy (C trec_eval's suite, Robust 2003): `pytest -m slow`
+
 DATA = Path(os.environ.get("UEFAST_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 SUITE = DATA / "trec_eval_test"
 ROBUST = DATA / "trec2003_robust"

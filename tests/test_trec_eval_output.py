@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import uefast
-from conftest import SHARED_DATA
 from uefast.cli import main
 from uefast.errors import InputError
 from uefast.io import read_qrels, read_run, read_trec_eval_output
@@ -63,11 +62,12 @@ def test_same_runid_twice_needs_names(tmp_path):
 
 
 @pytest.fixture
-def robust_pair():
-    """The Robust 2003 qrels and two of its runs (skipped where the data is absent)."""
-    robust = SHARED_DATA / "trec2003_robust"
+def robust_pair(shared_data):
+    """The Robust 2003 qrels and two of its runs (skipped where the data is absent; through
+    ``shared_data``, the tests using it are marked slow, see conftest)."""
+    robust = shared_data / "trec2003_robust"
     if not robust.is_dir():
-        pytest.skip(f"Robust 2003 data not found under {SHARED_DATA}")
+        pytest.skip(f"Robust 2003 data not found under {shared_data}")
     return (robust / "robust03_qrels.txt",
             [robust / "runs" / "input.Sel50.gz", robust / "runs" / "input.aplrob03a.gz"])
 

@@ -91,6 +91,7 @@ def _run_text(draw):
     return text.encode("utf-8")
 
 
+@pytest.mark.slow  # 1,500 Hypothesis examples
 @settings(max_examples=1500, deadline=None)
 @given(_run_text())
 def test_words_scanner_equals_byte_scanner(data):

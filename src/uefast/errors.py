@@ -2,7 +2,7 @@
 names the column / row / line / parameter and the offending value."""
 from __future__ import annotations
 
-__all__ = ["UefastError", "InputError", "RowError", "MeasureParseError"]
+__all__ = ["UefastError", "InputError", "RowError", "MeasureParseError", "MissingDependencyError"]
 
 
 class UefastError(ValueError):
@@ -35,3 +35,8 @@ class RowError(InputError):
 
 class MeasureParseError(UefastError):
     """A measure string that cannot be parsed."""
+
+
+class MissingDependencyError(UefastError):
+    """An optional dependency that the call needs is not installed; the message is one line
+    naming the extra that installs it (``pip install "uefast[report]"``)."""

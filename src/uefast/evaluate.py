@@ -129,7 +129,7 @@ def evaluate(
         ``"paper"``: the paper's formulas (DCG summed to k, E[SP@k] = k p^2) where it has them.
     degenerate
         UE scores of queries with IUB == REB: ``"zero"`` (spec), ``"nan"``, or ``"drop"`` (rows
-        removed and listed in the metadata key ``uefast.dropped``).
+        removed and listed in the metadata key ``uefast.dropped``, also with ``ue=False``).
     rel_level
         Default relevance threshold of binary measures (label >= rel_level), as trec_eval ``-l``.
     queries
@@ -461,15 +461,15 @@ def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
     reb = res.reb.reshape(-1)
     keep = np.ones(nr * nm, bool)
     dropped: list = []
+    if degenerate == "drop":  # the rows go, with or without UE columns (as the metadata says)
+        deg = degenerate_mask(iub, reb)
+        keep = ~deg
+        rows = np.flatnonzero(deg)
+        s_idx, q_idx, m_idx = res.sys_idx[rows // nm], res.q_idx[rows // nm], rows % nm
+        dropped = [[res.systems[int(s)].as_py(), res.qids[int(q)].as_py(), str(mlist[int(m)])]
+                   for s, q, m in zip(s_idx, q_idx, m_idx)]
     if ue:
         v1, v2 = ue_scores(value, iub, reb, degenerate)
-        if degenerate == "drop":
-            deg = degenerate_mask(iub, reb)
-            keep = ~deg
-            rows = np.flatnonzero(deg)
-            s_idx, q_idx, m_idx = res.sys_idx[rows // nm], res.q_idx[rows // nm], rows % nm
-            dropped = [[res.systems[int(s)].as_py(), res.qids[int(q)].as_py(), str(mlist[int(m)])]
-                       for s, q, m in zip(s_idx, q_idx, m_idx)]
         v1a = numeric_array(v1[keep])
         v2a = numeric_array(v2[keep])
     else:
@@ -513,24 +513,35 @@ def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
     return pa.table(columns).replace_schema_metadata(meta)
 
 
-def aggregate(table: pa.Table, *, skip_nan: bool = True) -> pa.Table:
+def aggregate(table: pa.Table, *, skip_nan: bool = True, mean: str = "arithmetic",
+              floor: float | None = None) -> pa.Table:
     """Mean over queries per (system, measure) of ``value``, ``iub``, ``reb``, ``ue_v1``, ``ue_v2``.
 
     ``n_queries`` counts the (system, qid) rows of the group. With ``skip_nan`` NaN values
     (``degenerate="nan"``: the UE scores of degenerate queries) are left out of each mean, so
     ``ue_v1`` / ``ue_v2`` then average only the queries where they are defined, fewer than
     ``n_queries``. Order: first appearance of (system, measure). Metadata is kept.
+
+    ``mean``: ``"arithmetic"`` (default), ``"geometric"`` (exp of the mean of
+    log(max(x, floor)), ``floor`` = 0.00001 by default: trec_eval's ``gm_map``, i.e. GMAP for
+    AP) or ``"harmonic"`` (n / Σ 1/max(x, floor), ``floor`` = 0 by default: a 0 makes the mean
+    0). The geometric and harmonic means apply to ``value``, ``iub`` and ``reb`` (a negative
+    value is an error); ``ue_v1`` / ``ue_v2``, which can be negative, are then null, and the
+    metadata key ``uefast.aggregate`` records the mean. Details: :mod:`uefast.aggregation`.
     """
     import polars as pl
 
+    from uefast.aggregation import check_mean, mean_expressions, mean_metadata
+
+    mean, floor = check_mean(mean, floor)
     df = pl.from_arrow(table)
     cols = ["value", "iub", "reb", "ue_v1", "ue_v2"]
-    agg = [pl.len().alias("n_queries")]
-    for c in cols:
-        e = pl.col(c).fill_nan(None) if skip_nan else pl.col(c)
-        agg.append(e.mean().alias(c))
+    agg = [pl.len().alias("n_queries")] + mean_expressions(df, cols, mean, floor, skip_nan)
     out = df.group_by(["system", "measure"], maintain_order=True).agg(agg).to_arrow()
     out = out.cast(pa.schema([pa.field("system", pa.string()), pa.field("measure", pa.string()),
                               pa.field("n_queries", pa.int64())] +
                              [pa.field(c, pa.float64()) for c in cols]))
-    return out.replace_schema_metadata(table.schema.metadata)
+    meta = dict(table.schema.metadata or {})
+    if mean != "arithmetic":
+        meta.update({k.encode(): v.encode() for k, v in mean_metadata(mean, floor).items()})
+    return out.replace_schema_metadata(meta or None)

@@ -298,6 +298,29 @@ def _integer_labels(arr: pa.Array, name: str, what: str, negative: str) -> np.nd
     return x
 
 
+def float64_exact(arr, name: str, what: str):
+    """``arr`` (an Arrow array or chunked array of numbers) as float64; an integer beyond
+    +-2**53, which a double cannot hold exactly (two distinct scores could then tie), raises
+    :class:`~uefast.errors.RowError` naming the column, the row and the value (Arrow's own
+    message named neither)."""
+    t = arr.type
+    if pa.types.is_float64(t):
+        return arr
+    try:
+        return arr.cast(pa.float64())
+    except pa.ArrowInvalid:
+        if not pa.types.is_integer(t):
+            raise
+        import pyarrow.compute as pc
+
+        big = pc.greater(pc.abs_checked(arr.cast(pa.decimal128(20, 0))), pa.scalar(2 ** 53, pa.decimal128(20, 0)))
+        row = int(np.flatnonzero(np.asarray(big.to_numpy(zero_copy_only=False), dtype=bool))[0])
+        value = (arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr)[row].as_py()
+        raise RowError(what, f"column {name!r} holds the integer {value} at row ", row,
+                       ", beyond 2**53: a float64 cannot hold it exactly (distinct values could "
+                       "tie); rescale the column or give it as floating point") from None
+
+
 def score_array(arr: pa.Array, name: str, what: str, check_nan: bool = True) -> np.ndarray:
     """Scores as float64 (zero-copy for float64 columns). NaN is an error (``check_nan=False``
     leaves the check to the caller, e.g. the ranking kernel: :func:`score_nan_error`); +-inf
@@ -305,7 +328,7 @@ def score_array(arr: pa.Array, name: str, what: str, check_nan: bool = True) -> 
     t = arr.type
     if not (pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_decimal(t)):
         raise InputError(f"{what}: score column {name!r} must be numeric, got {t}")
-    x = numpy_view(arr if pa.types.is_float64(t) else arr.cast(pa.float64()))
+    x = numpy_view(float64_exact(arr, name, what))
     if check_nan:
         bad = _first_nan(x)
         if bad >= 0:

@@ -256,13 +256,24 @@ def _build(name: str, params: dict[str, Any], cutoff: Any, text: str) -> Measure
     return Measure(name, cutoff, full)
 
 
+def _is_ir_measures(obj) -> bool:
+    from uefast.ir_measures_compat import is_ir_measures_measure
+
+    return is_ir_measures_measure(obj)
+
+
 def parse_measure(text: "str | Measure") -> Measure:
-    """Parse one measure string (or return a :class:`Measure` unchanged).
+    """Parse one measure string (or return a :class:`Measure` unchanged; an ir_measures measure
+    object is read as :func:`uefast.ir_measures_compat.to_uefast` maps it).
 
     Raises :class:`~uefast.errors.MeasureParseError` naming the string and the problem.
     """
     if isinstance(text, Measure):
         return text
+    if _is_ir_measures(text):  # ir_measures.nDCG@10: the uefast measure of the same number
+        from uefast.ir_measures_compat import to_uefast
+
+        text = to_uefast(text)
     if not isinstance(text, str):
         raise MeasureParseError(f"measure must be a string, got {type(text).__name__}: {text!r}")
     m = _MEASURE_RE.match(text)
@@ -326,7 +337,7 @@ def parse_measures(measures: "str | Measure | Iterable[str | Measure]") -> list[
 
     Duplicates (after canonicalisation) are removed, keeping the first occurrence.
     """
-    if isinstance(measures, (str, Measure)):
+    if isinstance(measures, (str, Measure)) or _is_ir_measures(measures):
         items = split_measure_list(measures) if isinstance(measures, str) else [measures]
     else:
         items = [x for it in measures for x in (split_measure_list(it) if isinstance(it, str) else [it])]

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                 return cmd.main(argv[1:])
         except UefastError as exc:
             print(f"uefast {argv[0]}: error: {exc}", file=sys.stderr)
-            return 2
+            return getattr(exc, "exit_status", 2)  # trec_eval's own status where it has one
         except BrokenPipeError:
             return 0
         except OSError as exc:  # e.g. --output into a missing directory

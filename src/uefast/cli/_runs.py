@@ -71,3 +71,51 @@ def account_dropped(res) -> None:
               f"as degenerate (IUB = REB: every ranking of the query scores the same; "
               f"--degenerate drop); the table metadata 'uefast.dropped' lists them",
               file=sys.stderr)
+
+
+def _systems_text(per_system: dict) -> str:
+    items = list(per_system.items())
+    shown = ", ".join(f"{s} {n}" for s, n in items[:4])
+    return shown + (f", ... ({len(items)} systems)" if len(items) > 4 else "")
+
+
+def account_coverage(res, common: bool):
+    """Systems evaluated on different queries: a note on stderr (their means are over different
+    query sets), or with ``common`` (``--common-queries``) the rows of the queries common to all
+    systems (per measure; :func:`uefast.coverage.common_queries`), said on stderr too. Returns
+    the table to aggregate."""
+    from uefast.coverage import common_queries, query_coverage
+
+    cov = [c for c in query_coverage(res) if c.differs]
+    if not cov:
+        return res
+    c = cov[0]
+    if not common:
+        print(f"uefast: note: the systems were evaluated on different queries ({c.measure}: "
+              f"{_systems_text(c.per_system)}; {c.n_common} common to all): each mean is over "
+              f"its own system's queries; --common-queries averages over the common ones only",
+              file=sys.stderr)
+        return res
+    kept = common_queries(res)
+    if kept.num_rows == 0:
+        raise InputError(f"--common-queries: no query is common to all systems ({c.measure}: "
+                         f"{_systems_text(c.per_system)})")
+    print(f"uefast: note: --common-queries: means over the {c.n_common} queries common to all "
+          f"systems ({c.measure}: {_systems_text(c.per_system)}); {res.num_rows - kept.num_rows:,} "
+          f"rows left out", file=sys.stderr)
+    return kept
+
+
+def coverage_note_from_means(means) -> None:
+    """Streamed input gives means only: a note where a measure's ``n_queries`` differs between
+    systems."""
+    import pyarrow.compute as pc
+
+    for m in dict.fromkeys(means["measure"].to_pylist()):
+        t = means.filter(pc.equal(means["measure"], m))
+        n = dict(zip(t["system"].to_pylist(), t["n_queries"].to_pylist()))
+        if len(set(n.values())) > 1:
+            print(f"uefast: note: the systems were evaluated on different numbers of queries "
+                  f"({m}: {_systems_text(n)}): each mean is over its own system's queries",
+                  file=sys.stderr)
+            return

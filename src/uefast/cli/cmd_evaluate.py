@@ -6,7 +6,10 @@ import io
 import os
 import sys
 
-from uefast.cli._runs import account_dropped, account_unevaluated, add_names_argument, run_names
+from uefast.cli._runs import (account_coverage, account_dropped, account_unevaluated, add_names_argument,
+                              coverage_note_from_means, run_names)
+from uefast.cli._tables import row_error_in_lines
+from uefast.errors import RowError
 
 NAME = "evaluate"
 HELP = "evaluate runs (Parquet/Arrow/CSV LETOR tables, TREC runs + qrels, SVMlight) with IUB/REB/UE"
@@ -61,6 +64,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="cuda: rank on an NVIDIA GPU (needs the gpu extra); same values")
     p.add_argument("--degenerate", choices=["zero", "nan", "drop"], default="zero")
     p.add_argument("--rel-level", type=int, default=1, help="relevance threshold (label >= N)")
+    p.add_argument("--mean", choices=["arithmetic", "geometric", "harmonic"], default="arithmetic",
+                   help="mean over queries (geometric: trec_eval's gm_map floor 0.00001, so AP "
+                        "gives GMAP; harmonic: a 0 makes it 0); UE columns are null unless "
+                        "arithmetic")
     p.add_argument("--queries", choices=["intersect", "qrels"], default=None,
                    help="TREC style: queries in both run and qrels (default), or every qrels "
                         "query (-c)")
@@ -68,6 +75,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="LETOR-style TABLE: the score columns, one system each (default: every "
                         "floating-point column -- in CSV/TSV every numeric one -- but qid, docid, "
                         "label, system)")
+    p.add_argument("--common-queries", action="store_true",
+                   help="keep only the queries every system was evaluated on (per measure), so "
+                        "that the means are over one query set (without it, systems covering "
+                        "different queries get a note on stderr)")
     p.add_argument("--per-query", action="store_true",
                    help="per-query rows (text: then the means; tsv/jsonl/parquet: the per-query "
                         "table only; a streamed TABLE, Parquet over the size threshold, writes "
@@ -86,7 +97,7 @@ def _read_table(path: str, what: str):
     from uefast.cli._tables import TEXT_COLUMNS, read_delimited
 
     from uefast.errors import InputError
-    from uefast.inputs import read_parquet
+    from uefast.inputs import float64_exact, read_parquet
 
     if not os.path.exists(path):
         raise InputError(f"{what}: file not found: {path!r}")
@@ -98,7 +109,10 @@ def _read_table(path: str, what: str):
             t = read_delimited(path, "\t" if low.endswith((".tsv", ".tsv.gz")) else ",", labels=True)
             for i, f in enumerate(t.schema):
                 if pa.types.is_integer(f.type) and f.name not in (*TEXT_COLUMNS, "label"):
-                    t = t.set_column(i, f.name, t[f.name].cast(pa.float64()))
+                    try:
+                        t = t.set_column(i, f.name, float64_exact(t[f.name], f.name, path))
+                    except RowError as exc:  # named by the file's line
+                        raise row_error_in_lines(exc, {path: path}) from None
             return t
         if low.endswith((".feather", ".arrow", ".ipc")):
             return pf.read_table(path)
@@ -127,6 +141,9 @@ def _check_inputs(args) -> None:
     if args.limit is not None and args.format != "text":
         raise InputError(f"--limit applies to --format text (tsv, jsonl and parquet hold every "
                          f"row), not --format {args.format}")
+    if args.mean != "arithmetic" and args.per_query and args.format != "text":
+        raise InputError(f"--mean applies to the means; --per-query --format {args.format} "
+                         "writes per-query rows only")
     trec = args.run is not None or (args.table is not None and args.qrels)
     if args.queries is not None and not trec:
         raise InputError("--queries applies to TREC-style input (TABLE or --run with --qrels)")
@@ -187,29 +204,44 @@ def _cast_column(table, name, type_):
 def _align_keys(run_schema, qrels, run=None):
     """qid / docid held as integers by one input and as text by the other (a Parquet run and a
     TREC qrels file): the qrels are read as the run's kind -- text as integers where every id is
-    one (``001`` is then 1), integers as text -- with a note on stderr. Where the qrels' text is
-    not all integers the in-memory ``run`` is read as text instead (a streamed run, ``run=None``,
+    one and no two ids are the same integer (``001`` alone is then 1; ``1`` and ``01`` together
+    are two topics, never merged), integers as text -- with a note on stderr. Where the qrels'
+    text is not so, the in-memory ``run`` is read as text instead (a streamed run, ``run=None``,
     cannot be: an error). The same rule for both paths, so one input gives one result whatever
     its size. Returns ``(run, qrels)``."""
     import pyarrow as pa
 
     from uefast.errors import InputError
 
+    import pyarrow.compute as pc
+
     for name, run_int in _key_mismatches(run_schema, qrels):
         target = pa.int64() if run_int else pa.string()
         try:
-            qrels = _cast_column(qrels, name, target)
+            cast = _cast_column(qrels, name, target)
+            if run_int:  # text -> integer only where no two texts become one integer ("1" and
+                # "01" are two TREC topics, which the cast would merge; "001" alone is topic 1)
+                text = qrels[name].cast(pa.string())
+                if len(pc.unique(cast[name])) != len(pc.unique(text)):
+                    merged = pc.invert(pc.equal(cast[name].cast(pa.string()), text))
+                    raise _NotCanonical(text.filter(merged)[0].as_py())
+            qrels = cast
             print(f"uefast evaluate: note: qrels column {name!r} read as {target} to match the "
                   f"run", file=sys.stderr)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, _NotCanonical) as exc:
+            why = (f"holds {exc.args[0]!r} and another id of the same integer (read as integers "
+                   f"they would merge)" if isinstance(exc, _NotCanonical) else "holds text that is not all integers")
             if run is None:
                 raise InputError(f"the streamed run's column {name!r} holds integers but the "
-                                 f"qrels' hold text that is not all integers; write the run's "
-                                 f"{name} as text") from None
+                                 f"qrels' {why}; write the run's {name} as text") from None
             run = _cast_column(run, name, pa.string())
-            print(f"uefast evaluate: note: run column {name!r} holds integers, the qrels' text "
-                  f"that is not all integers: compared as decimal text", file=sys.stderr)
+            print(f"uefast evaluate: note: run column {name!r} holds integers, the qrels' {name} "
+                  f"{why}: compared as decimal text", file=sys.stderr)
     return run, qrels
+
+
+class _NotCanonical(Exception):
+    """Two qrels ids that are the same integer (``1`` and ``01``)."""
 
 
 def _load(args):
@@ -259,12 +291,19 @@ def run(args) -> int:
     if args.table and _stream_path(args.table):  # (_check_inputs: the only input)
         return _run_streaming(args)
     table, qrels, kw, source = _load(args)
-    res = uefast.evaluate(table, qrels, args.measures, ue=args.ue, ties=args.ties, reb=args.reb,
-                          degenerate=args.degenerate, rel_level=args.rel_level,
-                          queries=args.queries or "intersect", backend=args.backend, **kw)
+    try:
+        res = uefast.evaluate(table, qrels, args.measures, ue=args.ue, ties=args.ties, reb=args.reb,
+                              degenerate=args.degenerate, rel_level=args.rel_level,
+                              queries=args.queries or "intersect", backend=args.backend, **kw)
+    except RowError as exc:  # rows of a CSV/TSV file: named by its line numbers, as elsewhere
+        lined = row_error_in_lines(exc, _delimited_inputs(args))
+        if lined is None:
+            raise
+        raise lined from None
     account_unevaluated(res)
     account_dropped(res)
-    means = uefast.aggregate(res)
+    res = account_coverage(res, args.common_queries)
+    means = uefast.aggregate(res, mean=args.mean)
     if args.format == "parquet":
         import pyarrow.parquet as pq
 
@@ -274,6 +313,7 @@ def run(args) -> int:
             raise InputError("--format parquet needs --output FILE")
         pq.write_table(res if args.per_query else means, args.output)
         return 0
+    res, means = _without_ue(res, args), _without_ue(means, args)
     chosen = res if args.per_query else means
     if args.format in ("tsv", "jsonl"):
         _emit(args.output, _tsv_text(chosen) if args.format == "tsv" else _jsonl_text(chosen))
@@ -293,6 +333,25 @@ def run(args) -> int:
     print(_text_table(means, None), file=out)
     _emit(args.output, out.getvalue())
     return 0
+
+
+def _without_ue(table, args):
+    """``--no-ue``: the printed formats (text, tsv, jsonl) leave out the UE columns, which are
+    null (Parquet keeps them: one schema)."""
+    if args.ue:
+        return table
+    return table.drop_columns([c for c in ("ue_v1", "ue_v2") if c in table.column_names])
+
+
+def _delimited_inputs(args) -> dict:
+    """``{"run": path, "qrels": path}`` for the inputs read from CSV/TSV tables."""
+    csv = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
+    out = {}
+    if args.table and args.table.lower().endswith(csv):
+        out["run"] = args.table
+    if args.qrels and args.qrels.lower().endswith(csv) and _has_header(args.qrels):
+        out["qrels"] = args.qrels
+    return out
 
 
 def _emit(path, text: str) -> None:
@@ -332,6 +391,14 @@ def _run_streaming(args) -> int:
         except (pa.ArrowInvalid, OSError) as exc:
             raise InputError(f"table: cannot read {args.table!r}: {exc}") from None
         _, qrels = _align_keys(schema, qrels)
+    if args.mean != "arithmetic":
+        raise InputError("--mean geometric/harmonic needs the per-query values in memory; "
+                         "streaming input (Parquet over the size threshold) accumulates "
+                         "arithmetic means: write --per-query Parquet and use uefast.aggregate")
+    if args.common_queries:
+        raise InputError("--common-queries needs the per-query rows in memory, not streamed input "
+                         "(Parquet over the size threshold): run uefast.coverage.common_queries on "
+                         "the --per-query --format parquet output, then uefast.aggregate")
     if args.per_query and not (args.output and args.format == "parquet"):
         raise InputError("streaming input (Parquet over the size threshold): per-query output needs "
                          "--format parquet --output FILE")
@@ -347,6 +414,7 @@ def _run_streaming(args) -> int:
     account_unevaluated(means)
     account_dropped(means)
     if out is None:
+        coverage_note_from_means(means)
         if args.format == "parquet":
             if not args.output:
                 raise InputError("--format parquet needs --output FILE")
@@ -354,6 +422,7 @@ def _run_streaming(args) -> int:
 
             pq.write_table(means, args.output)
             return 0
+        means = _without_ue(means, args)
         if args.format == "tsv":
             _emit(args.output, _tsv_text(means))
         elif args.format == "jsonl":

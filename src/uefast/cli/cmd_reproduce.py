@@ -20,11 +20,14 @@ EPILOG = """\
 inputs (one of):
   TABLE                    LETOR-style Parquet/CSV: qid, label, one float score column per system
   --qrels FILE --run FILE...  TREC qrels and several TREC runs
+  --letor FILE --scores FILE...  an SVMlight/LETOR file (labels) and one score file per system
+                           (one score per line; LightGBM/XGBoost files without qid: --group FILE)
   (nothing)                the embedded sample (uefast.sample.letor_sample)
 
 examples:
   uefast reproduce scores.parquet --out report/
   uefast reproduce --qrels qrels.txt --run runs/input.* --out report/ --test bootstrap
+  uefast reproduce --letor test.txt --scores lambdamart.txt rf.txt --out report/
 """
 
 
@@ -33,6 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--qrels", help="TREC qrels file (with --run)")
     parser.add_argument("--run", nargs="+", action="extend", default=None, help="TREC run files (with --qrels)")
     add_names_argument(parser)
+    parser.add_argument("--letor", metavar="FILE", help="SVMlight/LETOR file with labels (with --scores)")
+    parser.add_argument("--scores", nargs="+", action="extend", metavar="FILE", default=None,
+                        help="score files for --letor, one system each (one score per line)")
+    parser.add_argument("--group", metavar="FILE", help="query group sizes for a --letor file without "
+                        "qid: fields (default: the --letor file's name + .query or .group, where it exists)")
     parser.add_argument("--systems", nargs="+", action="extend", default=None, help="score columns to compare (LETOR table)")
     parser.add_argument("--out", default="uefast_reproduce", help="output folder (default: %(default)s)")
     parser.add_argument("--k", type=int, nargs="+", action="extend", default=None, help="cutoffs (default: 5 10 15 20 30)")
@@ -66,16 +74,26 @@ def _read_table(path: str):
         return read_parquet(p)
     if p.suffix.lower() in (".csv", ".tsv"):
         return read_delimited(p, "\t" if p.suffix.lower() == ".tsv" else ",", labels=True)
-    raise InputError(f"table must be .parquet, .csv or .tsv; got {path}")
+    raise InputError(f"table must be .parquet, .csv or .tsv; got {path} (an SVMlight/LETOR file: "
+                     f"--letor {path} --scores FILE...)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from uefast.meta._plots import require_matplotlib
     from uefast.meta.report import reproduce
+
+    require_matplotlib()  # one line naming the extra, before the inputs are read
 
     if (args.qrels is None) != (args.run is None):
         raise InputError("--qrels and --run go together")
-    if args.table is not None and args.qrels is not None:
-        raise InputError("give either a TABLE or --qrels/--run, not both")
+    given = [o for o, v in (("TABLE", args.table), ("--qrels/--run", args.qrels or args.run),
+                            ("--letor", args.letor)) if v is not None]
+    if len(given) > 1:
+        raise InputError(f"give one input: {' or '.join(given)}, not both")
+    if args.letor is None and (args.scores is not None or args.group is not None):
+        raise InputError("--scores and --group go with --letor")
+    if args.letor is not None and not args.scores:
+        raise InputError("--letor needs --scores FILE... (one score file per system, at least 2)")
     data = qrels = None
     names = run_names(args)
     if args.qrels is not None:
@@ -87,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
         data = read_run(args.run, system=names, nan="error")
     elif args.table is not None:
         data = _read_table(args.table)
+    elif args.letor is not None:
+        from uefast.io import read_letor
+
+        data = read_letor(args.letor, score_files=args.scores, group_file=args.group)
     # --k / --formats not given: reproduce()'s own defaults (the help text names them)
     given = {key: v for key, v in (("ks", args.k), ("formats", args.formats)) if v is not None}
     res = reproduce(

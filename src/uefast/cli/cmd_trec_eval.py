@@ -7,6 +7,11 @@ Parses trec_eval's own (GNU getopt) argument syntax, e.g. ``-q -c -M1000 -m all_
 * ``--trec-eval-version 10.0|9.0.8`` (default 10.0): 9.0.8 is what pytrec_eval users get; its
   measure table has no unj, rbp, rbp_resid, dcg or ideal_dcg (illegal measures there).
 * ``--format text|tsv|jsonl|parquet`` and ``--output PATH`` (parquet needs ``--output``).
+* ``-`` as results_file reads the run from standard input (as trec_eval 10.0; with either
+  ``--trec-eval-version``).
+* several results files (or directories, standing for their files, sorted by name) after the
+  qrels: each printed exactly as a separate ``trec_eval qrels run`` would print it, in order, in
+  one process (the qrels read once; a failing run is said on stderr and the others go on).
 * ``--ue``: after each measure that uefast's engine also computes (map, P_k, ndcg_cut_k,
   recip_rank, Rprec, recall_k, map_cut_k, success_k) print four more lines in the same format:
   ``<name>_iub`` (ideal upper bound), ``<name>_reb`` (random expected baseline),
@@ -21,14 +26,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from uefast.errors import InputError
+from uefast.errors import InputError, UefastError
 
 NAME = "trec_eval"
 HELP = "trec_eval drop-in: same arguments, byte-identical output (+ --ue, --format)"
 DESCRIPTION = __doc__
 USAGE = ("usage: uefast trec_eval [-h] [-q] [-n] [-c] [-J] [-l <num>] [-M <num>] [-N <num>] "
          "{-m measure[.params]}* [--trec-eval-version 10.0|9.0.8] [--ue] "
-         "[--format text|tsv|jsonl|parquet] [--output PATH] rel_info_file results_file\n")
+         "[--format text|tsv|jsonl|parquet] [--output PATH] rel_info_file results_file|- "
+         "[results_file|directory ...]\n")
 
 _SHORT_ARG = set("mlDNMRTZ")
 _SHORT_FLAG = set("hvqcnJo")
@@ -191,42 +197,126 @@ def main(argv: list[str]) -> int:
             fmt = val
         elif key == "output":
             output = val
-    if len(pos) != 2:
+    if len(pos) < 2:
         raise InputError(f"expected rel_info_file and results_file, got {len(pos)} file argument(s)\n{USAGE}")
+    runs = run_paths(pos[1:])
     if fmt == "parquet" and not output:
         raise InputError("--format parquet needs --output PATH")
+    if fmt == "parquet" and len(runs) > 1:
+        raise InputError(f"--format parquet writes one results_file; got {len(runs)}")
+    if "-" in runs:  # trec_eval 10.0: results_file '-' is standard input
+        if runs.count("-") > 1:
+            raise InputError("results_file '-' (standard input) can be given once")
+        from uefast.io._fast import MemoryFile
+
+        runs[runs.index("-")] = MemoryFile(sys.stdin.buffer.read(), "-")
     if max_docs is not None and max_docs < 0:
         max_docs = 0
+    opt = dict(version=version, relevance_level=level, complete=complete, max_docs=max_docs,
+               judged_only=judged, num_docs_in_coll=n_coll)
+    kw = dict(per_query=q, summary=summary)
+    if len(runs) == 1:
+        return _one(pos[0], None, runs[0], measures, ue, opt, kw, fmt, output)
+    # several results files: the qrels read once, each run printed as `trec_eval qrels run` prints
+    # it, in the order given; a failing run is said on stderr (naming it) and the others go on,
+    # as in a shell loop, the exit code then 2
+    qrels = _qrels_for(pos[0], ue)
+    failed = 0
+    sink = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
+    try:
+        for path in runs:
+            try:  # (a closed pipe ends the loop: BrokenPipeError is not caught per run)
+                rc = _one(pos[0], qrels, path, measures, ue, opt, kw, fmt, None, sink)
+                sink.flush()
+                failed += rc != 0
+            except UefastError as exc:
+                failed += 1
+                sink.flush()
+                msg = str(exc)
+                print(f"uefast trec_eval: error: {msg if str(path) in msg else f'{path}: {msg}'}",
+                      file=sys.stderr)
+    except BrokenPipeError:
+        return 0
+    finally:
+        if sink is not sys.stdout:
+            sink.close()
+    return 2 if failed else 0
 
-    from uefast.trec_eval import evaluate_trec, output as out_mod
+
+def run_paths(args: list[str]) -> list[str]:
+    """The results files of ``uefast trec_eval qrels RUN...``: each argument a file, or a
+    directory standing for its files (not hidden, not in sub-directories), sorted by name."""
+    import os
+
+    out = []
+    for a in args:
+        if os.path.isdir(a):
+            names = sorted(n for n in os.listdir(a)
+                           if not n.startswith(".") and os.path.isfile(os.path.join(a, n)))
+            if not names:
+                raise InputError(f"results directory {a!r} holds no files")
+            out += [os.path.join(a, n) for n in names]
+        else:
+            out.append(a)
+    return out
+
+
+def _qrels_for(path: str, ue: bool):
+    """The qrels, read once for several runs: a table for ``--ue``, else the index."""
+    if ue:
+        from uefast.io import read_qrels
+
+        return read_qrels(path, duplicates="keep")
+    from uefast.trec_eval.prepare import QrelsIndex
+
+    return QrelsIndex.from_file(path)
+
+
+def _one(qrels_path, qrels, run_path, measures, ue, opt, kw, fmt, output, sink=None) -> int:
+    """Evaluate one results file and write it (``output`` path, ``sink`` open file, or stdout);
+    ``qrels``: read already (:func:`_qrels_for`), or None to read ``qrels_path`` here."""
+    from uefast.trec_eval import evaluate_trec, output as out_mod, unretrieved
 
     extra = None
     if ue:
-        from uefast.io import read_qrels
         from uefast.trec_eval.prepare import ScannedRun
         from uefast.trec_eval.ue import ue_extra
 
+        if qrels is None:
+            qrels = _qrels_for(qrels_path, True)
         # repeats are judged by evaluate_trec, where trec_eval judges them (evaluated topics, -M);
         # the run as a table (read_run, what the scan falls back to), its errors naming lines
-        qrels = read_qrels(pos[0], duplicates="keep")
-        scanned = ScannedRun(pos[1], "ignore")._general()
+        scanned = ScannedRun(run_path, "ignore")._general()
         run_t = scanned.table
-        res = evaluate_trec(scanned, qrels, measures, version=version, relevance_level=level, complete=complete,
-                            max_docs=max_docs, judged_only=judged, num_docs_in_coll=n_coll)
-        extra = ue_extra(res, run_t, qrels, relevance_level=level, complete=complete, max_docs=max_docs,
-                         judged_only=judged, version=version)
+        res = evaluate_trec(scanned, qrels, measures, **opt)
+        extra = ue_extra(res, run_t, qrels, relevance_level=opt["relevance_level"],
+                         complete=opt["complete"], max_docs=opt["max_docs"],
+                         judged_only=opt["judged_only"], version=opt["version"])
     else:
-        qi, scanned = _read_inputs(pos[0], pos[1])
-        res = evaluate_trec(scanned, qi, measures, version=version, relevance_level=level, complete=complete,
-                            max_docs=max_docs, judged_only=judged, num_docs_in_coll=n_coll)
-    kw = dict(per_query=q, summary=summary, extra=extra)
+        if qrels is None:
+            qi, scanned = _read_inputs(qrels_path, run_path)
+        else:
+            from uefast.trec_eval.prepare import ScannedRun
+
+            qi, scanned = qrels, ScannedRun.read(run_path, extra_columns="ignore")
+        res = evaluate_trec(scanned, qi, measures, **opt)
+    kw = dict(kw, extra=extra)
+    stop = unretrieved.stop_point(res, version=opt["version"], complete=opt["complete"])
+    if stop is not None:  # trec_eval 10.0 prints the topics before it (text), then exits 4
+        if fmt != "text":
+            print(f"uefast trec_eval: error: {unretrieved.message(stop[0], run_path)}", file=sys.stderr)
+            return unretrieved.EXIT_STATUS
+        res, kw["extra"] = unretrieved.head(res, stop[1], extra)
+        kw["summary"] = False
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
         pq.write_table(out_mod.to_table(res, **kw), output)
         return 0
     text = {"text": out_mod.format_text, "tsv": out_mod.format_tsv, "jsonl": out_mod.format_jsonl}[fmt](res, **kw)
-    if output:
+    if sink is not None:
+        sink.write(text)
+    elif output:
         with open(output, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
     else:
@@ -235,4 +325,7 @@ def main(argv: list[str]) -> int:
             sys.stdout.flush()
         except BrokenPipeError:
             return 0
+    if stop is not None:
+        print(f"uefast trec_eval: error: {unretrieved.message(stop[0], run_path)}", file=sys.stderr)
+        return unretrieved.EXIT_STATUS
     return 0

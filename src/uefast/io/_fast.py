@@ -127,14 +127,49 @@ def usable_cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+#: the UTF-8 encoding of U+FEFF, which some editors (Windows Notepad) put at the start of a file
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+class MemoryFile(os.PathLike):
+    """A file's bytes already read (``uefast trec_eval qrels -`` reads the run from standard
+    input), for every reader that takes a path; ``name`` stands for it in messages."""
+
+    def __init__(self, data: bytes, name: str = "-"):
+        self.data, self.name = data, name
+
+    def __fspath__(self) -> str:
+        return self.name
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def stem(self) -> str:
+        return self.name
+
+
 def read_bytes(path: str | os.PathLike) -> np.ndarray:
     """Read a file, decompressing it when it starts with the magic bytes of gzip, bzip2 or xz
-    (read-only uint8)."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read file ({exc.strerror or exc})") from None
+    (read-only uint8).  A UTF-8 byte-order mark at the start of the (decompressed) text is
+    dropped: it is no part of the first field (trec_eval would read ``\\ufeff301`` as the first
+    qid and lose that topic's lines)."""
+    if isinstance(path, MemoryFile):
+        p, raw = path, path.data
+    else:
+        p = Path(path)
+        try:
+            raw = p.read_bytes()
+        except OSError as exc:
+            raise InputError(f"{p}: cannot read file ({exc.strerror or exc})") from None
+    raw = _decompressed(raw, p)
+    if raw[:3] == UTF8_BOM:
+        raw = raw[3:]
+    return np.frombuffer(raw, dtype=np.uint8)
+
+
+def _decompressed(raw: bytes, p) -> bytes:
+    """``raw`` decompressed by its magic bytes (gzip, bzip2, xz), else as it is."""
     if raw[:2] == _GZIP_MAGIC:
         raw = decompress(raw, p)
     elif _is_bzip2(raw) or raw[:6] == b"\xfd7zXZ\x00":
@@ -142,7 +177,7 @@ def read_bytes(path: str | os.PathLike) -> np.ndarray:
     elif raw[:4] == b"\x28\xb5\x2f\xfd":
         raise InputError(f"{p}: zstd-compressed; decompress it first (zstd -d): gzip, bzip2 and "
                          f"xz files are read directly")
-    return np.frombuffer(raw, dtype=np.uint8)
+    return raw
 
 
 def _is_bzip2(raw: bytes) -> bool:

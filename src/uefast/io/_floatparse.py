@@ -121,7 +121,7 @@ def _parse_float_open(buf, s, n, pow5):
     p0 = p
     while p < n and buf[p] == 48:  # leading zeros: not significant
         p += 1
-    w, nsig, p = _digits(buf, p, n, _U(0), 0)
+    w, nsig, p = _digits(buf, p, n, _U(0), np.int64(0))  # int64: _digits compiled once
     ndig = p - p0
     frac = 0
     if p < n and buf[p] == 46:  # '.'

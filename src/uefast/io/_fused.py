@@ -302,11 +302,14 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
     zero = np.zeros(nq, np.int64)
     nblk = 0  # blocks of topics with qrels
     nb_all = np.int64(0)  # all blocks
-    o = 0
-    cq_s, cq_e, ct, m = np.int64(-1), np.int64(-1), np.int64(-1), 0
+    # int64 zeros, not the literal 0: a callee first typed with a Literal[int](0) argument is
+    # compiled twice (once for the literal, once for int64): _parse_lines alone took ~15 s more
+    # of a first-ever command
+    o = np.int64(0)
+    cq_s, cq_e, ct, m = np.int64(-1), np.int64(-1), np.int64(-1), np.int64(0)
     rows = 0
-    rs, re_ = 0, 0
-    i = 0
+    rs, re_ = np.int64(0), np.int64(0)
+    i = np.int64(0)
     rep = np.zeros(4, np.int64)  # _parse_lines' repeated prefix / suffix
     while True:
         st, i, e, m, rs, re_ = _parse_lines(buf, i, cq_s, cq_e, m, sds, sde, sh, sw0, sw1, ssc, f32, pow5, rs, re_,
@@ -334,12 +337,12 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
                 o += m
         if st == _EOF:
             break
-        ct = _probe(t_slots, t_keys, zero, t_data, t_s, t_e, 0, _key(0, _fnv(buf, i, e)), buf, i, e)
+        ct = _probe(t_slots, t_keys, zero, t_data, t_s, t_e, 0, _key(np.int64(0), _fnv(buf, i, e)), buf, i, e)
         if ct >= 0:
             if seen[ct]:  # the topic's lines are not together
                 return False, e0, e0, 0, 0, 0, warm
             seen[ct] = True
-        cq_s, cq_e, m = i, e, 0
+        cq_s, cq_e, m = i, e, np.int64(0)
     if rows == 0:
         return False, e0, e0, 0, 0, 0, warm
     counts = np.zeros(nq, np.int64)

@@ -209,7 +209,7 @@ def topic_codes(data, starts, ends, t_data, t_s, t_e, t_slots, t_keys):
         if ps >= 0 and _eqb(data, ps, pe, data, s, e):
             out[i] = pc
             continue
-        k = _key(0, _fnv(data, s, e))
+        k = _key(np.int64(0), _fnv(data, s, e))  # int64: one compiled _key, not a literal too
         pc = _probe(t_slots, t_keys, zero, t_data, t_s, t_e, 0, k, data, s, e)
         ps, pe = s, e
         out[i] = pc

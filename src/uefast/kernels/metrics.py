@@ -467,7 +467,7 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
         return gsum / n * tabs[1, K]
     if kind == K_ERR:
         gend[0] = n
-        return err_tied(lab, gend, 1, n, k, fparam, scratch)
+        return err_tied(lab, gend, np.int64(1), n, k, fparam, scratch)  # int64: compiled once
     if kind == K_P:
         return K * nrel / (n * float(k))
     if nrel == 0:

@@ -1,12 +1,14 @@
 """Meta-evaluation of IR metrics: discriminative power, swap rates, rank correlation, PAD, query
 partitions, and the ``uefast reproduce`` report of Santu & Feng's experiment (arXiv 2209.05007).
 
+Assessor agreement on qrels (Cohen's / Fleiss' κ, Krippendorff's α): :func:`agreement`.
 Matrices are topics x systems (2-D numpy arrays), or the long table of :func:`uefast.evaluate`
 with ``measure=`` and ``column=``. Formulas and oracles: SPEC_math §6.7-§6.14.
 """
 from __future__ import annotations
 
 from uefast.meta._matrix import TopicSystemMatrix, as_matrix
+from uefast.meta.agreement import AgreementResult, agreement
 from uefast.meta.correlation import kendall_tau, ranking_swap_rate, tau_ap
 from uefast.meta.pad import pad, pad_table
 from uefast.meta.partitions import (
@@ -30,6 +32,8 @@ from uefast.meta.swap import SwapResult, swap_rate
 from uefast.meta.unanimity import metric_unanimity, metric_unanimity_table
 
 __all__ = [
+    "agreement",
+    "AgreementResult",
     "TopicSystemMatrix",
     "as_matrix",
     "kendall_tau",

@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 
 __all__ = ["plot_expected_hist", "plot_actual_vs_expected", "plot_asl_curves"]
 
-_DPI = 80
+_DPI = 150  # the least a paper's figure takes
 _TYPE_COLOURS = {
     "informative": "tab:blue",
     "uninformative-hard": "tab:red",
@@ -19,7 +19,20 @@ _TYPE_COLOURS = {
 }
 
 
+def require_matplotlib() -> None:
+    """Raise :class:`~uefast.errors.MissingDependencyError` (one line naming the ``report``
+    extra) unless matplotlib can be imported: called before any work that ends in figures."""
+    from uefast.errors import MissingDependencyError
+
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError('the report figures need matplotlib, which is not installed: '
+                                     'pip install "uefast[report]"') from None
+
+
 def _plt():
+    require_matplotlib()
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -71,14 +84,35 @@ def plot_actual_vs_expected(parts: dict[str, pa.Table], measures: list[tuple[str
                 sel = types == name
                 if sel.any():
                     ax.scatter(x[sel], y[sel], s=9, c=colour, label=f"{name} ({sel.sum()})", alpha=0.8)
-            hi = float(max(x.max(initial=0), y.max(initial=0), 1e-9))
-            ax.plot([0, hi], [0, hi], color="black", lw=0.7, ls="--")
-            ax.set_xlabel(f"expected {label} (REB, {mode})")
+            _reb_axis(ax, x, y)
+            ax.set_xlabel(f"expected {label} (REB, {mode})" + (
+                ", log scale" if ax.get_xscale() == "symlog" else ""))
             ax.set_ylabel(f"mean actual {label} over systems")
-            ax.legend(fontsize=7, loc="lower right")
+            ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=_DPI)
     plt.close(fig)
+
+
+def _reb_axis(ax, x: np.ndarray, y: np.ndarray) -> None:
+    """The REB (x) axis of Fig. 1 and the diagonal y = x. Pooled TREC data puts most REB values
+    within a few hundredths of 0 (a random order of hundreds of judged documents finds few
+    relevant ones early) while a few queries reach far more: where the median is below a tenth of
+    the largest value, the axis is logarithmic (symlog, linear below the smallest positive REB,
+    so that REB = 0 stays on the plot); otherwise linear. Either way it spans the REB values (not
+    the larger actual values, which left the points in a narrow band at the left)."""
+    pos = x[x > 0]
+    xmax = float(x.max(initial=0))
+    if pos.size > 1 and float(np.median(x)) < 0.1 * xmax:
+        lin = float(pos.min())
+        ax.set_xscale("symlog", linthresh=lin)
+        ax.set_xlim(0, xmax * 1.3)
+        d = np.concatenate(([0.0], np.geomspace(lin, xmax * 1.3, 200)))
+    else:
+        top = max(xmax, 1e-9) * 1.08
+        ax.set_xlim(-0.02 * top, top)
+        d = np.array([0.0, top])
+    ax.plot(d, d, color="black", lw=0.7, ls="--", label="actual = expected")
 
 
 def plot_asl_curves(curves: dict[str, np.ndarray], alpha: float, path: Path, title: str) -> None:

@@ -2,7 +2,8 @@
 and the simple swap rate (fraction of discordant pairs).
 
 A ranking is given as a score vector over the systems (higher score = better rank), e.g. the
-systems' mean nDCG@10. SPEC_math §6.10-§6.12.
+systems' mean nDCG@10. SPEC_math §6.10-§6.12. Two scores within 2**-40 times the largest one
+are tied (:mod:`uefast.meta._ties`).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Literal
 import numpy as np
 
 from uefast.errors import InputError
+from uefast.meta._ties import tie_signs, tie_tolerance
 
 __all__ = ["kendall_tau", "tau_ap", "ranking_swap_rate", "pair_signs"]
 
@@ -28,10 +30,12 @@ def _vectors(a, b) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pair_signs(a, b) -> tuple[np.ndarray, np.ndarray]:
-    """sign(a_i - a_j) and sign(b_i - b_j) over the P = m(m-1)/2 pairs i < j."""
+    """sign(a_i - a_j) and sign(b_i - b_j) over the P = m(m-1)/2 pairs i < j; a difference
+    within 2**-40 * max|a| (for b: max|b|) is a tie, 0 (:mod:`uefast.meta._ties`: scores that
+    are means tie exactly where their float sums differ by rounding only)."""
     x, y = _vectors(a, b)
     i, j = np.triu_indices(x.size, k=1)
-    return np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    return tie_signs(x[i] - x[j], tie_tolerance(x)), tie_signs(y[i] - y[j], tie_tolerance(y))
 
 
 def kendall_tau(a, b, variant: Literal["a", "b", "ap", "ap_sym"] = "b") -> float:
@@ -93,7 +97,7 @@ def tau_ap(a, b, *, symmetric: bool = False) -> float:
     """
     x, y = _vectors(a, b)
     for name, v in (("a", x), ("b", y)):
-        if np.unique(v).size != v.size:
+        if np.any(np.diff(np.sort(v)) <= tie_tolerance(v)):  # ties as pair_signs sees them
             raise InputError(f"tau_AP needs a ranking without ties; `{name}` has tied scores")
     if symmetric:
         return 0.5 * (_tau_ap_one(x, y) + _tau_ap_one(y, x))

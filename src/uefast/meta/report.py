@@ -241,7 +241,8 @@ def reproduce(
 
     ``ties`` is passed to :func:`uefast.evaluate`; ``formats`` picks the table files written
     (``parquet``, ``csv``). Progress goes to stderr when ``progress``. Returns the folder and all
-    tables.
+    tables.  The figures need matplotlib (the ``report`` extra): without it
+    :class:`~uefast.errors.MissingDependencyError` is raised before any work.
     """
     t0 = time.perf_counter()
     if not ks or any(int(k) < 1 for k in ks):
@@ -260,6 +261,9 @@ def reproduce(
     bad = set(formats) - {"parquet", "csv"}
     if bad or not formats:
         raise InputError(f"`formats` must be a non-empty subset of {{'parquet', 'csv'}}; got {list(formats)}")
+    from uefast.meta._plots import require_matplotlib
+
+    require_matplotlib()  # before minutes of work that end in figures
     inp = _prepare(data, qrels, systems)
     inp.ties = ties
     out = Path(out_dir)

@@ -16,6 +16,7 @@ from uefast.errors import InputError
 from uefast.stats._validation import (check_n_resamples, check_positive, check_probability,
                                       check_seed)
 from uefast.meta._matrix import as_matrix, pair_indices
+from uefast.meta._ties import tie_tolerance
 
 __all__ = ["SwapResult", "swap_rate"]
 
@@ -88,6 +89,9 @@ def swap_rate(
     ``difference_required`` is the smallest bin lower edge d* such that every non-empty bin with
     lower edge >= d* has swap rate <= ``alpha``. The pooled ``swap_rate`` is sum(swaps)/sum(count)
     over all T*P comparisons. Randomness: ``numpy.random.default_rng(seed)``.
+
+    Ties: a difference ``|d| <= 2**-40 * max|X|`` is 0 (:mod:`uefast.meta._ties`): exactly tied
+    means are not decided by the floating-point noise of their summation order.
     Source: SPEC_math §6.8-§6.9 (defaults as stated there).
     """
     if method not in ("voorhees-buckley", "bootstrap"):
@@ -118,6 +122,7 @@ def swap_rate(
     if t_total < 1:
         raise InputError(f"`n_trials` must be >= 1; got {t_total}")
     rng = np.random.default_rng(seed)
+    tol = tie_tolerance(x)
     ii, jj = pair_indices(m)
     count = np.zeros(n_bins, dtype=np.int64)
     swaps = np.zeros(n_bins, dtype=np.int64)
@@ -132,8 +137,12 @@ def swap_rate(
             q2 = rng.integers(0, n, size=(t, c))
         m1 = x[q1].mean(axis=1)  # (t, m)
         m2 = x[q2].mean(axis=1)
+        # differences within the data's resolution are ties (float noise of the summation
+        # order decided them before: mean(0.1, 0.2) vs mean(0.3, 0.0))
         d1 = m1[:, ii] - m1[:, jj]
         d2 = m2[:, ii] - m2[:, jj]
+        d1[np.abs(d1) <= tol] = 0.0
+        d2[np.abs(d2) <= tol] = 0.0
         key = np.abs(d1) if binning == "d1" else 0.5 * (np.abs(d1) + np.abs(d2))
         # clipped before the cast: |d| / w beyond 2**63 made a negative int64 (np.bincount failed)
         b = np.minimum(np.floor(key / bin_width + 1e-9), n_bins - 1).astype(np.int64).ravel()

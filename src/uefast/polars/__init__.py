@@ -17,6 +17,15 @@ group's rows are its judged set (LETOR style), exactly as ``uefast.evaluate(run)
 Values are bit-identical to :func:`uefast.evaluate` on the same rows (same kernels). Formulas:
 SPEC_math §2-§5 and :mod:`uefast.measures`; UE V1/V2: :mod:`uefast.ue` (Santu & Feng 2022).
 
+**TREC runs: do not join the run to its qrels and group.** A group's rows are taken as the
+query's whole judged set, so a run joined to its qrels lacks the relevant documents the run never
+retrieved, and AP, recall, R-precision and nDCG (whose ideal ranking counts them) come out too
+high (AP 0.2785 instead of 0.2249 on a TREC 2003 Robust run).  Evaluate such data with
+``uefast.polars.evaluate(run, qrels)`` (a ``qid, docid, score[, system]`` frame and the qrels),
+which counts them; a frame that must go through the expressions can be proven complete first
+with ``uefast.polars.require_all_relevant(frame, qrels)`` (it raises, naming the first missing
+relevant document).  A null label (an unjudged document of a left join) is refused, saying so.
+
 Common keyword arguments: ``docid`` (column for trec_eval tie-breaking: score descending, then docid
 descending by bytes; without it ties keep row order), ``ties`` ("trec_eval", "input",
 "expected"), ``reb`` ("exact", "paper"), ``degenerate`` ("zero", "nan"), ``rel_level`` (default
@@ -35,10 +44,11 @@ import polars as pl
 
 from uefast.polars._exprs import build_expr, build_struct
 from uefast.polars._frame import evaluate
+from uefast.polars._judged import require_all_relevant
 
 __all__ = ["measure", "measures", "iub", "reb", "ue_v1", "ue_v2", "ndcg", "dcg", "ap", "sp",
            "precision", "recall", "rprec", "rr", "success", "err", "rbp", "evaluate",
-           "register_namespace"]
+           "require_all_relevant", "register_namespace"]
 
 IntoExpr = Any  # a column name or a pl.Expr
 
@@ -169,7 +179,8 @@ def register_namespace(name: str = "uefast") -> None:
 
         def __getattr__(self, attr: str):
             fn = globals().get(attr)
-            if attr not in __all__ or attr in ("evaluate", "register_namespace") or fn is None:
+            frame_level = ("evaluate", "require_all_relevant", "register_namespace")
+            if attr not in __all__ or attr in frame_level or fn is None:
                 raise AttributeError(attr)
             if attr in ("measure", "iub", "reb", "ue_v1", "ue_v2"):
                 return lambda meas, *a, **k: fn(meas, self._e, *a, **k)

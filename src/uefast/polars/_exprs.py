@@ -154,8 +154,8 @@ def build_long(label, score, measures, *, docid=None, ties: str = "trec_eval", r
             mat = getattr(r, st) if ue else np.full((g, nm), np.nan)
             cols[st] = _list_array(mat, pa.float64())
         cols["n_rel"] = _list_array(r.n_rel.astype(np.int64), pa.int64())
-        # as uefast.evaluate: "drop" concerns the UE scores, so nothing is dropped without them
-        keep = ~r.degenerate if degenerate == "drop" and ue else np.ones((g, nm), bool)
+        # as uefast.evaluate: "drop" removes the degenerate rows, with or without UE scores
+        keep = ~r.degenerate if degenerate == "drop" else np.ones((g, nm), bool)
         cols["_keep"] = _list_array(keep, pa.bool_())
         out = pl.from_arrow(pa.table(cols)).to_struct(s.name)
         return out.cast(dtype)

@@ -81,8 +81,16 @@ def _field(values: pa.StructArray, name: str) -> pa.Array:
     arr = values.field(name)
     if arr.null_count:
         first = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        hint = ""
+        if name == "label":  # the usual cause: a run left-joined to its qrels (unjudged: null)
+            hint = ("; a null label is an unjudged document, as a run joined to its qrels has them: "
+                    "such a frame also lacks the relevant documents the run did not retrieve, "
+                    "which AP, recall, R-precision and nDCG's ideal ranking count (filling the "
+                    "nulls with 0 gives too high values): evaluate a TREC run with "
+                    "uefast.polars.evaluate(run, qrels), or check a frame with "
+                    "uefast.polars.require_all_relevant(frame, qrels)")
         raise InputError(f"polars: column {name!r} has {arr.null_count} null value(s); first at "
-                         f"row {first} of the batch")
+                         f"row {first} of the batch{hint}")
     if pa.types.is_string_view(arr.type):
         arr = arr.cast(pa.large_string())
     return arr

@@ -20,6 +20,7 @@ from uefast.errors import InputError
 from uefast.io._fast import usable_cpus
 from uefast.trec_eval import kernels_basic as kb
 from uefast.trec_eval import kernels_cut as kc
+from uefast.trec_eval import unretrieved
 from uefast.trec_eval import kernels_gain as kg
 from uefast.trec_eval.prepare import Prepared, QrelsIndex, ScannedRun, prepare
 from uefast.trec_eval.registry import Selected, c_trunc, select_measures
@@ -91,9 +92,14 @@ def evaluate_trec(run: pa.Table | ScannedRun | str | os.PathLike, qrels: pa.Tabl
     v10 = version == "10.0"
     prep = prepare(run, qi, float32_scores=not v10, max_docs=max_docs, judged_only=judged_only,
                    complete=complete, bogus_missing=complete and v10, level=relevance_level)
-    if len(prep.qids) == 0:  # trec_eval's words; the run named where there is a file
-        where = f"{run.path}: " if isinstance(run, ScannedRun) else ""
-        raise InputError(f"{where}no topics with both results and relevance info")
+    if len(prep.qids) == 0:  # trec_eval's words and exit status; the run named where there is a file
+        where = f"{run.path}" if isinstance(run, ScannedRun) else "the run"
+        err = InputError(f"{where}: no topics with both results and relevance info")
+        err.exit_status = 7  # trec_eval.c: "No queries with both results and relevance info"
+        if v10 and not complete and prep.first_unretrieved is not None:  # 10.0 stops before
+            err = InputError(f"{err}; {unretrieved.message(prep.first_unretrieved[0], where)}")
+            err.exit_status = unretrieved.EXIT_STATUS
+        raise err
     if runid is None:
         if isinstance(run, ScannedRun) and run.table is None:
             runid = run.runid

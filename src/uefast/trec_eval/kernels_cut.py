@@ -48,8 +48,8 @@ def cut_family(rel, off, num_rel, level, cutoffs, kind):
         if (kind == 1 or kind == 2 or kind == 4) and nr == 0:
             continue
         ci = 0
-        rsf = 0
-        unj = 0
+        rsf = np.int64(0)  # int64, not the literal 0: _value is compiled once, not twice
+        unj = np.int64(0)
         s = 0.0
         n = off[q + 1] - off[q]
         for i in range(n):
@@ -125,6 +125,11 @@ def _lround(x):
     return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
 
 
+#: 0.0 / 0.0 in C on x86-64 (where trec_eval runs): the default NaN, sign bit set, printed "-nan"
+#: (a global: Numba folds a literal ``-np.nan`` to a positive NaN)
+_C_ZERO_BY_ZERO = -np.nan
+
+
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def iprec_at_recall(rel, off, num_rel, level, fractions, use_lround):
     """Interpolated precision at recall fractions (``m_iprec_at_recall.c``; ``m_11pt_avg.c``
@@ -148,7 +153,7 @@ def iprec_at_recall(rel, off, num_rel, level, fractions, use_lround):
         cc = nc - 1
         while cc >= 0 and cuts[cc] > nrr:
             cc -= 1
-        precis = nrr / float(n) if n > 0 else np.nan
+        precis = nrr / float(n) if n > 0 else _C_ZERO_BY_ZERO
         ip = precis
         rsf = nrr
         i = n

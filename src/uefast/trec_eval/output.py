@@ -3,7 +3,8 @@
 ``text`` is trec_eval's own output, byte for byte: ``%-22s\\t%s\\t%6.4f`` for real values,
 ``%ld`` for counts, ``'%s'`` for relstring (``meas_print_single.c`` / ``meas_print_final.c``);
 per-topic lines (``-q``) come topic by topic, measures in table order, then the ``all`` lines.
-``tsv`` / ``jsonl`` / ``parquet`` carry the same rows as (measure, qid, value) records.
+``tsv`` / ``jsonl`` / ``parquet`` carry the same rows as (runid, measure, qid, value, text) records:
+``value`` numeric (null for the text-valued ``runid`` and ``relstring``), ``text`` their text.
 """
 from __future__ import annotations
 
@@ -152,18 +153,26 @@ def _plain(fmt, v):
 
 
 def format_tsv(result, *, per_query: bool, summary: bool = True, extra=None) -> str:
-    """Tab-separated ``runid, measure, qid, value`` with a header line; full float precision."""
-    out = ["runid\tmeasure\tqid\tvalue\n"]
+    """Tab-separated ``runid, measure, qid, value, text`` with a header line, as :func:`to_table`:
+    ``value`` a number (full float precision) or empty for the text-valued ``runid`` and
+    ``relstring``, whose text goes to ``text`` (empty otherwise)."""
+    out = ["runid\tmeasure\tqid\tvalue\ttext\n"]
     for name, qid, fmt, v in rows(result, per_query=per_query, summary=summary, extra=extra):
-        out.append(f"{result.runid}\t{name}\t{qid}\t{_plain(fmt, v)!r}\n" if fmt == "float"
-                   else f"{result.runid}\t{name}\t{qid}\t{_plain(fmt, v)}\n")
+        if fmt == "str":
+            out.append(f"{result.runid}\t{name}\t{qid}\t\t{_plain(fmt, v)}\n")
+        else:
+            out.append(f"{result.runid}\t{name}\t{qid}\t{_plain(fmt, v)!r}\t\n" if fmt == "float"
+                       else f"{result.runid}\t{name}\t{qid}\t{_plain(fmt, v)}\t\n")
     return "".join(out)
 
 
 def format_jsonl(result, *, per_query: bool, summary: bool = True, extra=None) -> str:
-    """One JSON object per line: ``{"runid", "measure", "qid", "value"}``."""
+    """One JSON object per line: ``{"runid", "measure", "qid", "value", "text"}``, as
+    :func:`to_table`: ``value`` a number or null (``runid``, ``relstring``), ``text`` their
+    text or null."""
     return "".join(json.dumps({"runid": result.runid, "measure": name, "qid": qid,
-                               "value": _plain(fmt, v)}) + "\n"
+                               "value": None if fmt == "str" else _plain(fmt, v),
+                               "text": _plain(fmt, v) if fmt == "str" else None}) + "\n"
                    for name, qid, fmt, v in rows(result, per_query=per_query, summary=summary, extra=extra))
 
 

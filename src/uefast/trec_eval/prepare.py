@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError
-from uefast.inputs import numpy_view, readonly, string_array
+from uefast.inputs import float64_exact, numpy_view, readonly, string_array
 from uefast.io import _fast
 from uefast.io._fused import scan_rank_run
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
@@ -204,7 +204,10 @@ class Prepared:
     nrl: np.ndarray           # number of label levels (highest label with a doc, + 1)
     bogus: np.ndarray         # bool: topic had no results (``-c`` in trec_eval 10)
     n_qrels_topics: int
-    all_num_rel: np.ndarray   # num_rel of every qrels topic (for -c sums)
+    all_num_rel: np.ndarray   # qrels lines labelled > 0 per qrels topic (the -c summary of num_rel)
+    #: the first qrels topic (trec_eval's order) with no results, and how many evaluated topics
+    #: precede it: trec_eval 10.0 without -c stops there (see uefast.trec_eval.unretrieved)
+    first_unretrieved: tuple[str, int] | None = None
 
 
 def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_docs: int | None = None,
@@ -229,7 +232,7 @@ def prepare(run: pa.Table, qi: QrelsIndex, *, float32_scores: bool = False, max_
     doc = _as_str(_col(run, "docid"))
     sc = _col(run, "score")
     if pa.types.is_integer(sc.type) or pa.types.is_floating(sc.type):
-        score = numpy_view(sc.cast(pa.float64()), null_value=np.nan)  # no pandas import
+        score = numpy_view(float64_exact(sc, "score", source), null_value=np.nan)  # no pandas import
     else:
         score = np.asarray(sc.to_numpy(zero_copy_only=False), dtype=np.float64)
     if float32_scores:
@@ -322,7 +325,8 @@ def _finish(qi: QrelsIndex, rel: np.ndarray, counts: np.ndarray, *, max_docs, ju
     qi.check_evaluated(evaluated)
     rel_k, qc_k = (rel, qc_s) if sel is None else (rel[sel], qc_s[sel])
     bog = evaluated & ~has_results
-    if bog.any():
+    # trec_eval 10's bogus ranking is one unjudged doc, which -J throws out like any other
+    if bog.any() and not judged_only:
         bq = np.flatnonzero(bog)
         qc_k = np.concatenate((qc_k, bq))
         rel_k = np.concatenate((rel_k, np.full(bq.size, -1, np.int64)))
@@ -335,9 +339,16 @@ def _finish(qi: QrelsIndex, rel: np.ndarray, counts: np.ndarray, *, max_docs, ju
     rl = qi.rel_levels
     nz = rl > 0
     nrl_all = np.where(nz.any(axis=1), rl.shape[1] - np.argmax(nz[:, ::-1], axis=1), 0)
-    lv = max(level, 0)
-    all_num_rel = rl[:, lv:].sum(axis=1) if lv < rl.shape[1] else np.zeros(nq, np.int64)
+    # trec_eval's -c summary of num_rel (m_num_rel.c, te_calc_avg_num_rel, 9.0.8 and 10.0) counts
+    # the qrels lines with rel > 0 of every topic, whatever -l, -M or -J say
+    all_num_rel = rl[:, 1:].sum(axis=1)
+    miss = np.flatnonzero(~has_results)
+    first_unretrieved = None
+    if miss.size:
+        t = int(miss[0])
+        first_unretrieved = (bytes(qi.t_data[qi.t_start[t]:qi.t_end[t]]).decode(), int(evaluated[:t].sum()))
     return Prepared(
+        first_unretrieved=first_unretrieved,
         qids=[qi.qid_list[i] for i in ev.tolist()],
         rel=np.ascontiguousarray(rel_k, dtype=np.int64),
         off=off,

@@ -1,0 +1,193 @@
+"""Dask adapter: ``uefast.evaluate`` over a Dask DataFrame or a partitioned Parquet dataset, and
+means / paired tests reduced on the cluster (extra ``dask``: ``pip install "uefast[dask]"``).
+
+* :func:`evaluate` -- a Dask DataFrame of per-query rows (the schema of ``uefast.evaluate``);
+  each partition of whole queries goes through one call of the engine;
+* :func:`aggregate` -- means per (system, measure) from exact, mergeable sums;
+* :func:`compare` -- t / randomisation / bootstrap tests from mergeable sufficient statistics,
+  draws keyed by ``(seed, qid, resample)``: identical for any partitioning and equal to
+  :func:`uefast.distributed.compare` on the same table.
+
+Works with any Dask scheduler (threads, processes, ``distributed``); tasks are pure functions of
+their partition, so a task re-run after a lost worker gives the same rows.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pyarrow as pa
+
+from uefast.errors import InputError
+from uefast.distributed._adapter import (PartSpec, check_disjoint, check_options, evaluate_part,
+                                         part_spec, row_groups_disjoint, unique_qids)
+from uefast.distributed._reduce import (aggregate_partial, compare_plan,
+                                        finish_aggregate, merge_partials, run_compare)
+
+__all__ = ["evaluate", "aggregate", "compare"]
+
+
+def _dd():
+    try:
+        import dask.dataframe as dd
+    except ImportError:
+        raise ImportError('uefast.dask needs Dask: pip install "uefast[dask]"') from None
+    return dd
+
+
+def _read_row_group(item):
+    import pyarrow.parquet as pq
+
+    path, rg = item
+    return pq.ParquetFile(path).read_row_group(rg).to_pandas()
+
+
+def _read_row_groups(path: str):
+    """A Parquet file or dataset directory as a Dask DataFrame of one partition per row group
+    (``dask.dataframe.from_map`` over ``ParquetFile.read_row_group``; files in
+    ``pyarrow.dataset`` order). Measured: ~5x less time per task than ``read_parquet(...,
+    split_row_groups=True)`` on 80 row groups (dask 2026.8)."""
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    dd = _dd()
+    items = []
+    schema = None
+    for f in ds.dataset(path, format="parquet").files:
+        pf = pq.ParquetFile(f)
+        schema = schema or pf.schema_arrow
+        items += [(f, i) for i in range(pf.metadata.num_row_groups)
+                  if pf.metadata.row_group(i).num_rows]
+    if schema is None:
+        raise InputError(f"run: no Parquet file under {path!r}")
+    if not items:
+        raise InputError("run: the input has no rows")
+    return dd.from_map(_read_row_group, items, meta=schema.empty_table().to_pandas(),
+                       enforce_metadata=False)
+
+
+def _eval_pandas(pdf, spec: PartSpec):
+    return evaluate_part(pa.Table.from_pandas(pdf, preserve_index=False), spec).to_pandas()
+
+
+def _unique_qids(pdf, qid: str):
+    return unique_qids(pa.Array.from_pandas(pdf[qid]) if len(pdf) else pa.array([], pa.int64()))
+
+
+def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
+             clustered: bool = False, order: str | None = None, npartitions: int | None = None,
+             **options: Any):
+    """Evaluate a run held as a Dask DataFrame (or a Parquet path read with
+    ``dask.dataframe.read_parquet``) partition by partition with :func:`uefast.evaluate`.
+
+    Parameters
+    ----------
+    data
+        Dask DataFrame, or a Parquet file/directory path, read one partition per row group
+        (:func:`uefast.streaming.cluster_parquet` cuts row groups at query boundaries).
+    qrels
+        TREC style: any table ``uefast.evaluate`` takes; sent whole to every task, each task
+        keeping its queries' rows.
+    clustered
+        ``True``: every query's rows are already in one partition: no shuffle. This is checked
+        up front: for a Parquet path from the row groups' qid statistics when their [min, max]
+        intervals are disjoint (footers only), else by one pass over the qid column
+        (:class:`~uefast.streaming.NotClusteredError` names a qid found in two partitions).
+        ``False`` (default): shuffle on qid first (``DataFrame.shuffle(on=qid)``); rows then
+        lose their order, so ``ties="input"`` (and ``ties="trec_eval"`` without a docid column)
+        needs ``order=``.
+    order
+        A column to sort each query's rows by (ascending, stable) before evaluating; it is
+        dropped before the engine sees the rows.
+    npartitions
+        Partitions after the shuffle (default: as many as the input).
+    **options
+        ``uefast.evaluate``'s keywords, passed through (``queries="qrels"`` and
+        ``backend="cuda"`` are refused; ERR's default lmax is the global maximum label).
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Per-query rows, columns and types of ``data_schemas/evaluate_output.md`` (qid ``int64``
+        or string); the values of each row are bit for bit ``uefast.evaluate``'s on the whole
+        input. Row order follows the partitions; the table metadata (``uefast.info``) is not
+        carried.
+    """
+    _dd()
+    qid = options.get("qid", "qid")
+    proven = False
+    if isinstance(data, (str, os.PathLike)):
+        path = os.fspath(data)
+        data = _read_row_groups(path)
+        proven = clustered and row_groups_disjoint(path, qid)
+    schema = pa.Schema.from_pandas(data._meta, preserve_index=False)
+    check_options(options, shuffled=not clustered, order=order,
+                  has_docid=options.get("docid", "docid") in schema.names)
+    label = options.get("label", "label")
+
+    def max_label() -> int:
+        if label not in schema.names:
+            raise InputError(f"run: missing column {label!r}; columns are {schema.names}")
+        return int(data[label].max().compute())
+
+    spec = part_spec(measures, options, schema=schema, qrels=qrels, order=order,
+                     max_label=max_label, shuffled=not clustered)
+    if not clustered:
+        data = data.shuffle(on=qid, npartitions=npartitions)
+    elif not proven:
+        import dask
+
+        parts = [dask.delayed(_unique_qids)(p, qid) for p in data[[qid]].to_delayed()]
+        check_disjoint(list(dask.compute(*parts)))
+    import dask
+
+    meta = spec.schema.empty_table().to_pandas()
+    # one graph key for the spec (it holds the qrels), not a copy inside every task
+    return data.map_partitions(_eval_pandas, dask.delayed(spec, pure=True), meta=meta)
+
+
+def _reduce_with(parts):
+    """``reduce(fn)`` for :func:`run_compare`: ``fn`` on every partition, pairwise merges as
+    Dask tasks, the merged partial computed."""
+    import dask
+
+    def reduce(fn):
+        objs = [dask.delayed(fn)(p) for p in parts]
+        if not objs:
+            return {}
+        while len(objs) > 1:
+            objs = [dask.delayed(merge_partials)(objs[i], objs[i + 1]) if i + 1 < len(objs)
+                    else objs[i] for i in range(0, len(objs), 2)]
+        return objs[0].compute()
+
+    return reduce
+
+
+def aggregate(per_query) -> pa.Table:
+    """Means per (system, measure) of a per-query Dask DataFrame (e.g. :func:`evaluate`'s),
+    reduced on the cluster from exact, mergeable sums; equal to
+    :func:`uefast.distributed.aggregate` on the collected table (bit for bit, any
+    partitioning). Returns a pyarrow Table (``data_schemas/evaluate_output.md``, aggregate)."""
+    _dd()
+    stats = _reduce_with(per_query.to_delayed())(aggregate_partial)
+    return finish_aggregate(stats)
+
+
+def compare(per_query, method: str = "randomization", *, clustered: bool = False,
+            measure=None, column: str = "value", systems=None, baseline: str | None = None,
+            alternative: str = "two-sided", n_resamples: int | None = None,
+            seed: int = 0) -> pa.Table:
+    """Paired tests between the systems of a per-query Dask DataFrame, reduced on the cluster;
+    the settings and result of :func:`uefast.distributed.compare` (identical p-values for every
+    partitioning). The frame is shuffled on qid first unless ``clustered=True`` (every query's
+    rows in one partition, as :func:`evaluate` returns them); it is persisted for the two passes
+    (means, then resamples)."""
+    _dd()
+    plan = compare_plan(method, measure=measure, column=column, systems=systems,
+                        baseline=baseline, alternative=alternative, n_resamples=n_resamples,
+                        seed=seed)
+    if not clustered:
+        per_query = per_query.shuffle(on="qid")
+    per_query = per_query.persist()
+    return run_compare(_reduce_with(per_query.to_delayed()), plan)
+

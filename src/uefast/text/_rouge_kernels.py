@@ -1,0 +1,269 @@
+"""Numba kernels of ROUGE on integer token ids: n-gram keys, clipped n-gram overlap, LCS
+(bit-parallel) and rougeLsum's union LCS, each parallel over (candidate, reference) pairs.
+
+Everything here returns integer counts (overlap O_n, LCS length, Lsum hits); the P/R/F floats are
+formed in :mod:`uefast.text.rouge` with rouge-score's own float operations, so they are
+bit-identical to it.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+_jit = nb.njit(cache=True, nogil=True)
+_pjit = nb.njit(cache=True, nogil=True, parallel=True)
+
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+# ---------------------------------------------------------------------------------------------
+# n-gram keys: one int64 per window, sorted within each text
+
+@_pjit
+def packed_ngram_keys(ids, offsets, n, base, key_offsets, out):
+    """Window i of a text gets key sum_j ids[i+j] * base**(n-1-j) (exact when base**n < 2**63);
+    the keys of each text are then sorted (so equal n-grams are adjacent)."""
+    for t in nb.prange(len(offsets) - 1):
+        s = offsets[t]
+        o = key_offsets[t]
+        e = key_offsets[t + 1]
+        for i in range(e - o):
+            k = np.int64(0)
+            for j in range(n):
+                k = k * base + ids[s + i + j]
+            out[o + i] = k
+        out[o:e].sort()
+
+
+@_pjit
+def sort_segments(keys, key_offsets):
+    """Sort ``keys`` within each segment, in place."""
+    for t in nb.prange(len(key_offsets) - 1):
+        keys[key_offsets[t]:key_offsets[t + 1]].sort()
+
+
+@_jit
+def _clipped(a, b):
+    """sum over distinct values g of min(#g in a, #g in b), for sorted a and b (a merge)."""
+    i = 0
+    j = 0
+    na = a.size
+    nb_ = b.size
+    total = 0
+    while i < na and j < nb_:
+        x = a[i]
+        y = b[j]
+        if x < y:
+            i += 1
+        elif y < x:
+            j += 1
+        else:
+            ca = 0
+            while i < na and a[i] == x:
+                ca += 1
+                i += 1
+            cb = 0
+            while j < nb_ and b[j] == x:
+                cb += 1
+                j += 1
+            total += min(ca, cb)
+    return total
+
+
+@_pjit
+def clipped_overlap(keys_a, off_a, keys_b, off_b, ia, ib, out):
+    """out[p] = clipped n-gram overlap of text ia[p] (keys_a) and text ib[p] (keys_b)."""
+    for p in nb.prange(ia.size):
+        a = ia[p]
+        b = ib[p]
+        out[p] = _clipped(keys_a[off_a[a]:off_a[a + 1]], keys_b[off_b[b]:off_b[b + 1]])
+
+
+# ---------------------------------------------------------------------------------------------
+# LCS, bit-parallel (Allison-Dix / Hyyro): U = V & PM[t]; V = (V + U) | (V - U); LCS = M - |V|
+
+@_jit
+def popcount64(x):
+    """Number of set bits of a uint64 (SWAR)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+@_jit
+def build_pm(r):
+    """Match masks of sequence r: (sorted distinct tokens u, their count k, masks[k, W])."""
+    m = r.size
+    w = (m + 63) // 64
+    order = np.argsort(r, kind="mergesort")
+    u = np.empty(max(m, 1), dtype=r.dtype)
+    masks = np.zeros((max(m, 1), max(w, 1)), dtype=np.uint64)
+    k = 0
+    for q in range(m):
+        pos = order[q]
+        tok = r[pos]
+        if k == 0 or u[k - 1] != tok:
+            u[k] = tok
+            k += 1
+        masks[k - 1, pos >> 6] |= _ONE << np.uint64(pos & 63)
+    return u, k, masks
+
+
+@_jit
+def lcs_from_rows(rows, m, masks, v):
+    """LCS length of a sequence given as rows of ``masks`` (-1: a token absent from the other
+    sequence) against the length-m sequence the masks describe; ``v``: ceil(m/64) scratch words.
+    U = V & PM; V = (V + U) | (V & ~U) (V - U clears U's bits: U is a subset of V)."""
+    if m == 0 or rows.size == 0:
+        return 0
+    w = (m + 63) // 64
+    for x in range(w):
+        v[x] = _ALL
+    rem = m & 63
+    top = _ALL if rem == 0 else (_ONE << np.uint64(rem)) - _ONE
+    v[w - 1] = top
+    for i in range(rows.size):
+        idx = rows[i]
+        if idx < 0:
+            continue
+        carry = _ZERO
+        for x in range(w):
+            a = v[x]
+            b = a & masks[idx, x]
+            t = a + b
+            c1 = _ONE if t < a else _ZERO
+            s = t + carry
+            c2 = _ONE if s < t else _ZERO
+            carry = c1 | c2
+            v[x] = s | (a & ~b)
+        v[w - 1] &= top
+    ones = 0
+    for x in range(w):
+        ones += popcount64(v[x])
+    return m - ones
+
+
+@_jit
+def mask_rows(c, u, k):
+    """Row of the match masks (u, k) of each token of c, -1 where the token has none."""
+    rows = np.empty(c.size, dtype=np.int64)
+    uk = u[:k]
+    for i in range(c.size):
+        idx = np.searchsorted(uk, c[i])
+        rows[i] = idx if (idx < k and uk[idx] == c[i]) else -1
+    return rows
+
+
+@_jit
+def lcs_with_pm(c, m, u, k, masks, v):
+    """LCS length of c against the sequence whose match masks are (u, k, masks), length m."""
+    return lcs_from_rows(mask_rows(c, u, k), m, masks, v)
+
+
+@_jit
+def lcs_length(c, r):
+    """LCS length of sequences c and r (bit-parallel)."""
+    if c.size == 0 or r.size == 0:
+        return 0
+    u, k, masks = build_pm(r)
+    v = np.empty((r.size + 63) // 64, dtype=np.uint64)
+    return lcs_with_pm(c, r.size, u, k, masks, v)
+
+
+@_pjit
+def lcs_pairs(ids_a, off_a, ids_b, off_b, ia, ib, out):
+    """out[p] = LCS of text ia[p] (ids_a, token offsets off_a) and text ib[p]."""
+    for p in nb.prange(ia.size):
+        a = ia[p]
+        b = ib[p]
+        out[p] = lcs_length(ids_a[off_a[a]:off_a[a + 1]], ids_b[off_b[b]:off_b[b + 1]])
+
+
+# ---------------------------------------------------------------------------------------------
+# rougeLsum: summary-level union LCS with rouge-score's backtracking and double-count guard
+
+@_jit
+def _lcs_marks(ref, can, table, mark):
+    """rouge-score ``lcs_ind``: fill the LCS table of (ref, can), backtrack exactly as its
+    ``_backtrack_norec`` (match -> diagonal; t[i][j-1] > t[i-1][j] -> left; else up) and set
+    mark[i] for every reference index on the path."""
+    rows = ref.size
+    cols = can.size
+    for i in range(rows + 1):
+        table[i, 0] = 0
+    for j in range(cols + 1):
+        table[0, j] = 0
+    for i in range(1, rows + 1):
+        for j in range(1, cols + 1):
+            if ref[i - 1] == can[j - 1]:
+                table[i, j] = table[i - 1, j - 1] + 1
+            else:
+                table[i, j] = max(table[i - 1, j], table[i, j - 1])
+    i = rows
+    j = cols
+    while i > 0 and j > 0:
+        if ref[i - 1] == can[j - 1]:
+            mark[i - 1] = True
+            i -= 1
+            j -= 1
+        elif table[i, j - 1] > table[i - 1, j]:
+            j -= 1
+        else:
+            i -= 1
+
+
+@_jit
+def lsum_hits(ids_r, sent_r, ids_c, sent_c):
+    """rouge-score ``_summary_level_lcs`` hit count: reference sentences are token ranges
+    ``sent_r`` (offsets into ids_r), candidate sentences ``sent_c``."""
+    m = ids_r.size
+    n = ids_c.size
+    if m == 0 or n == 0:
+        return 0
+    both = np.concatenate((ids_r, ids_c))
+    uniq = np.unique(both)
+    cnt_r = np.zeros(uniq.size, dtype=np.int64)
+    cnt_c = np.zeros(uniq.size, dtype=np.int64)
+    for x in range(m):
+        cnt_r[np.searchsorted(uniq, ids_r[x])] += 1
+    for x in range(n):
+        cnt_c[np.searchsorted(uniq, ids_c[x])] += 1
+    longest_c = 0
+    for s in range(sent_c.size - 1):
+        longest_c = max(longest_c, sent_c[s + 1] - sent_c[s])
+    longest_r = 0
+    for s in range(sent_r.size - 1):
+        longest_r = max(longest_r, sent_r[s + 1] - sent_r[s])
+    table = np.empty((longest_r + 1, longest_c + 1), dtype=np.int32)
+    mark = np.zeros(longest_r, dtype=np.bool_)
+    hits = 0
+    for s in range(sent_r.size - 1):
+        ref = ids_r[sent_r[s]:sent_r[s + 1]]
+        mark[:ref.size] = False
+        for q in range(sent_c.size - 1):
+            _lcs_marks(ref, ids_c[sent_c[q]:sent_c[q + 1]], table, mark)
+        for x in range(ref.size):
+            if mark[x]:
+                g = np.searchsorted(uniq, ref[x])
+                if cnt_c[g] > 0 and cnt_r[g] > 0:
+                    hits += 1
+                    cnt_c[g] -= 1
+                    cnt_r[g] -= 1
+    return hits
+
+
+@_pjit
+def lsum_pairs(ids_a, tok_a, line_a, ids_b, tok_b, line_b, ia, ib, out):
+    """out[p] = Lsum hits of candidate text ia[p] against reference text ib[p] (two-level
+    offsets: lines of a text, tokens of a line)."""
+    for p in nb.prange(ia.size):
+        a = ia[p]
+        b = ib[p]
+        sa = tok_a[line_a[a]:line_a[a + 1] + 1]
+        sb = tok_b[line_b[b]:line_b[b + 1] + 1]
+        ca = ids_a[sa[0]:sa[-1]]
+        cb = ids_b[sb[0]:sb[-1]]
+        out[p] = lsum_hits(cb, sb - sb[0], ca, sa - sa[0])

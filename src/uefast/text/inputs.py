@@ -1,0 +1,225 @@
+"""Reading and checking the input table of :func:`uefast.text.evaluate`
+(``data_schemas/text_input.md``).
+
+Columns: ``doc_id``, ``system``, ``candidate``, ``reference`` (a string, or a list of strings for
+several references), ``source``. Input: a ``pyarrow.Table``, anything with ``to_arrow()`` or the
+Arrow C stream interface (Polars, pandas via ``pa.table``), or a path to a Parquet
+(``.parquet``/``.pq``), Arrow IPC (``.arrow``/``.feather``/``.ipc``) or JSON Lines
+(``.jsonl``/``.ndjson``/``.json``) file; in JSON Lines a ``reference`` may be a text on some
+lines and a list on others (a text is then a list of one). Every problem is an
+:class:`~uefast.errors.InputError`
+naming the column and the row (0-based) or the file line (1-based).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from uefast.errors import InputError, RowError
+
+__all__ = ["TextRows", "read_text_table", "check_text_table", "COLUMNS", "EMPTY_POLICIES"]
+
+COLUMNS = ("doc_id", "system", "candidate", "reference", "source")
+EMPTY_POLICIES = ("error", "score")
+WHAT = "text table"
+
+
+@dataclass(frozen=True)
+class TextRows:
+    """The checked columns as Arrow arrays: ``ref_texts`` holds every reference, those of row i
+    at ``ref_offsets[i]:ref_offsets[i+1]``."""
+
+    doc_id: pa.Array
+    system: pa.Array
+    candidates: pa.Array
+    ref_texts: pa.Array
+    ref_offsets: np.ndarray
+    sources: pa.Array
+    multi_reference: bool
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+    @property
+    def references(self) -> list[list[str]]:
+        """The references of each row as Python lists (for callers that need them)."""
+        flat = self.ref_texts.to_pylist()
+        o = self.ref_offsets
+        return [flat[o[i]:o[i + 1]] for i in range(len(o) - 1)]
+
+
+def _read_jsonl(path: Path) -> pa.Table:
+    rows = []
+    with open(path, "rb") as fh:
+        for line_no, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{path}: line {line_no}: not valid UTF-8 ({exc.reason} at byte "
+                                 f"{exc.start})") from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}: line {line_no}: not a JSON object ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise InputError(f"{path}: line {line_no}: expected a JSON object, got "
+                                 f"{type(obj).__name__}")
+            rows.append(obj)
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    if any(isinstance(r.get("reference"), list) for r in rows):  # a single text among lists
+        for r in rows:
+            if isinstance(r.get("reference"), str):
+                r["reference"] = [r["reference"]]
+    try:
+        return pa.table({k: [r.get(k) for r in rows] for k in names})
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise InputError(f"{path}: a column mixes value types ({exc})") from None
+
+
+def read_text_table(data) -> pa.Table:
+    """The input as a ``pyarrow.Table`` (see the module docstring for what is accepted)."""
+    if isinstance(data, (str, Path)):
+        path = Path(data)
+        if not path.exists():
+            raise InputError(f"input file not found: {str(path)!r}")
+        suffix = path.suffix.lower()
+        if suffix in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+            return pq.read_table(path)
+        if suffix in (".arrow", ".feather", ".ipc"):
+            import pyarrow.feather as feather
+            return feather.read_table(path)
+        if suffix in (".jsonl", ".ndjson", ".json"):
+            return _read_jsonl(path)
+        raise InputError(f"unknown input format {suffix!r} of {str(path)!r}: expected .parquet, "
+                         ".arrow/.feather or .jsonl")
+    if isinstance(data, pa.Table):
+        return data
+    to_arrow = getattr(data, "to_arrow", None)
+    if callable(to_arrow):
+        return to_arrow()
+    if hasattr(data, "__arrow_c_stream__") or type(data).__module__.startswith("pandas"):
+        return pa.table(data)
+    raise InputError(f"expected a pyarrow.Table, a DataFrame or a file path; got "
+                     f"{type(data).__name__}")
+
+
+def _first_null(arr) -> int:
+    return int(pc.index(pc.is_null(arr), True).as_py())
+
+
+def _text(col, name: str, row_of=None) -> pa.Array:
+    """A text column as one Arrow ``large_string`` array; ``binary`` is checked as strict UTF-8
+    (an error names the row: ``row_of`` maps element -> row for flattened lists)."""
+    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if col.null_count:
+        i = _first_null(col)
+        raise RowError(WHAT, f"null `{name}` at row ", i if row_of is None else int(row_of[i]))
+    t = col.type
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        try:
+            return col.cast(pa.large_string())
+        except pa.ArrowInvalid:
+            for i, b in enumerate(col.to_pylist()):
+                try:
+                    b.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    row = i if row_of is None else int(row_of[i])
+                    raise RowError(WHAT, f"`{name}` is not valid UTF-8 at row ", row,
+                                   f" ({exc.reason} at byte {exc.start})") from None
+            raise
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        raise InputError(f"{WHAT}: column `{name}` must hold text (string); it is {t}")
+    return col.cast(pa.large_string())
+
+
+def _ids(table: pa.Table, name: str) -> pa.Array:
+    col = table[name]
+    if col.null_count:
+        raise RowError(WHAT, f"null `{name}` at row ", _first_null(col))
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if pa.types.is_integer(arr.type):
+        return arr.cast(pa.int64())
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        return arr.cast(pa.string())
+    raise InputError(f"{WHAT}: column `{name}` must be text or integers; it is {arr.type}")
+
+
+def _check_empty(values: pa.Array, name: str, empty: str, row_of=None) -> None:
+    """A blank text (empty or only whitespace) is an error unless ``empty == "score"``."""
+    if empty == "score" or len(values) == 0:
+        return
+    blank = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(values)), 0)
+    if pc.any(blank).as_py():
+        i = int(pc.index(blank, True).as_py())
+        row = i if row_of is None else int(row_of[i])
+        raise RowError(WHAT, f"empty `{name}` at row ", row,
+                       " (pass empty='score' to score empty texts as rouge-score does: 0)")
+
+
+def _check_unique(system: pa.Array, doc_id: pa.Array) -> None:
+    """No (system, doc_id) twice: the first repeat is named with both rows."""
+    import numpy as np
+
+    codes = []
+    for arr in (system, doc_id):
+        enc = arr.dictionary_encode()
+        codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
+    key = codes[0] * (int(codes[1].max()) + 1 if len(codes[1]) else 1) + codes[1]
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    if len(first) == len(key):
+        return
+    seen: dict = {}
+    for i, k in enumerate(key.tolist()):
+        j = seen.setdefault(k, i)
+        if j != i:
+            pair = (system[i].as_py(), doc_id[i].as_py())
+            raise RowError(WHAT, f"duplicate (system, doc_id) {pair!r} at rows ", j, " and ", i)
+
+
+def check_text_table(table: pa.Table, empty: str = "error") -> TextRows:
+    """Check the columns and rows (see ``data_schemas/text_input.md``) and return them."""
+    missing = [c for c in COLUMNS if c not in table.column_names]
+    if missing:
+        raise InputError(f"{WHAT}: missing column(s) {missing}; columns are {table.column_names} "
+                         f"(need {list(COLUMNS)})")
+    doc_id = _ids(table, "doc_id")
+    system = _ids(table, "system")
+    cands = _text(table["candidate"], "candidate")
+    sources = _text(table["source"], "source")
+    col = table["reference"]
+    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+        if col.null_count:
+            raise RowError(WHAT, "null `reference` list at row ", _first_null(col))
+        lengths = pc.list_value_length(col).to_numpy(zero_copy_only=False).astype(np.int64)
+        if (lengths == 0).any():
+            raise RowError(WHAT, "empty `reference` list at row ", int(np.argmax(lengths == 0)),
+                           " (at least one reference is needed)")
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        row_of = np.repeat(np.arange(len(lengths)), lengths)
+        flat = pc.list_flatten(col)
+        if flat.null_count:
+            i = _first_null(flat)
+            raise RowError(WHAT, f"null reference #{i - offsets[row_of[i]]} in `reference` at "
+                           "row ", int(row_of[i]))
+        refs = _text(flat, "reference", row_of)
+        multi = True
+    else:
+        refs = _text(col, "reference")
+        offsets = np.arange(len(refs) + 1, dtype=np.int64)
+        row_of = None
+        multi = False
+    _check_empty(refs, "reference", empty, row_of)
+    _check_empty(cands, "candidate", empty)
+    _check_empty(sources, "source", empty)
+    _check_unique(system, doc_id)
+    return TextRows(doc_id, system, cands, refs, offsets, sources, multi)

@@ -1,0 +1,122 @@
+"""uefast.spark on a local[2] session: per-query rows bit-identical to uefast.evaluate for 1, 4,
+16 partitions, shuffled and clustered input, integer and string ids; statistics identical for
+any partitioning. Skipped with a reason where pyspark or Java is absent. One Spark session per
+module (start-up ~20 s); every test is marked slow."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import uefast
+import uefast.distributed as udist
+from uefast.errors import InputError
+from uefast.streaming import NotClusteredError, cluster_parquet
+
+from _distributed_helpers import MEASURES, assert_bit_identical, letor_run, trec_run
+
+pytest.importorskip("pyspark", reason="pyspark is not installed (extra `spark`)")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("Spark needs Java (no `java` on PATH, JAVA_HOME unset)", allow_module_level=True)
+
+import uefast.spark as us  # noqa: E402
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.filterwarnings("ignore::FutureWarning"),
+              pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    s = (SparkSession.builder.master("local[2]").appName("uefast-tests")
+         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+         .config("spark.sql.shuffle.partitions", "4")
+         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "97")  # queries span batches
+         .getOrCreate())
+    s.sparkContext.setLogLevel("ERROR")
+    yield s
+    s.stop()
+
+
+def _arrow(sdf) -> pa.Table:
+    """``DataFrame.toArrow`` (pyspark >= 4.0), else through pandas (3.5)."""
+    if hasattr(sdf, "toArrow"):
+        return sdf.toArrow()
+    return pa.Table.from_pandas(sdf.toPandas(), preserve_index=False)
+
+
+def _sdf(spark, table: pa.Table, k: int):
+    return spark.createDataFrame(table.to_pandas()).repartition(k)
+
+
+@pytest.mark.parametrize("string_ids", [False, True])
+def test_letor_bit_identical(spark, string_ids):
+    t = letor_run(string_ids=string_ids)
+    ref = uefast.evaluate(t, None, MEASURES)
+    for k in (1, 4, 16):
+        got = us.evaluate(_sdf(spark, t, 3), None, MEASURES, npartitions=k, batch_size=50)
+        assert_bit_identical(_arrow(got), ref)
+
+
+@pytest.mark.parametrize("string_ids", [False, True])
+def test_trec_bit_identical(spark, string_ids):
+    run, qrels = trec_run(string_ids=string_ids)
+    ref = uefast.evaluate(run, qrels, MEASURES)
+    for k in (1, 4, 16):
+        got = us.evaluate(_sdf(spark, run, 2), qrels, MEASURES, npartitions=k)
+        assert_bit_identical(_arrow(got), ref)
+
+
+@pytest.mark.parametrize("string_ids", [False, True])
+def test_clustered_parquet_no_shuffle(spark, tmp_path, string_ids):
+    """cluster_parquet output: row groups cut at query boundaries are never split across tasks,
+    so mapInArrow runs on the read DataFrame directly (many small splits here)."""
+    t = letor_run(n_queries=50, string_ids=string_ids)
+    pq.write_table(t, tmp_path / "raw.parquet")
+    cluster_parquet(tmp_path / "raw.parquet", tmp_path / "c.parquet", row_group_size=60)
+    ref = uefast.evaluate(t, None, MEASURES, ties="input")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "2048")
+    try:
+        sdf = spark.read.parquet(str(tmp_path / "c.parquet"))
+        assert sdf.rdd.getNumPartitions() >= 4
+        got = us.evaluate(sdf, None, MEASURES, clustered=True, ties="input")
+        assert_bit_identical(_arrow(got), ref)
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+
+
+def test_clustered_claim_is_checked(spark):
+    t = letor_run()
+    with pytest.raises(NotClusteredError, match="occurs in partitions"):
+        us.evaluate(_sdf(spark, t, 4), None, MEASURES, clustered=True)
+
+
+def test_ties_input_needs_order(spark):
+    t = letor_run(n_queries=30)
+    t = t.append_column("row", pa.array(range(t.num_rows), pa.int64()))
+    sdf = _sdf(spark, t, 3)
+    with pytest.raises(InputError, match="ties='input' after a shuffle"):
+        us.evaluate(sdf, None, MEASURES, ties="input")
+    ref = uefast.evaluate(t.drop_columns(["row"]), None, MEASURES, ties="input")
+    got = us.evaluate(sdf, None, MEASURES, ties="input", order="row", npartitions=4)
+    assert_bit_identical(_arrow(got), ref)
+
+
+def test_statistics_identical_for_any_partitioning(spark):
+    t = letor_run(n_queries=50, systems=("a", "b", "c"))
+    per_query = uefast.evaluate(t, None, ["nDCG@10", "AP"])
+    agg = udist.aggregate(per_query)
+    refs = {m: udist.compare(per_query, m, n_resamples=200, seed=4)
+            for m in ("t", "randomization", "bootstrap")}
+    out = us.evaluate(_sdf(spark, t, 2), None, ["nDCG@10", "AP"], npartitions=4).cache()
+    assert us.aggregate(out).equals(agg)
+    assert us.compare(out, "t", clustered=True).equals(udist.compare(per_query, "t"))
+    pq_sdf = spark.createDataFrame(per_query.to_pandas())
+    for k, m in ((1, "randomization"), (16, "randomization"), (3, "bootstrap")):
+        assert us.compare(pq_sdf, m, n_resamples=200, seed=4, npartitions=k).equals(refs[m])
+    assert us.aggregate(pq_sdf.repartition(16)).equals(agg)
