@@ -69,8 +69,12 @@ def test_evall_format_and_weights(tmp_path):
     assert top.aspects == ["1", "2"] and top.weights.tolist() == [0.25, 0.75]
     assert top.grades.tolist() == [[1, 0], [0, 2]]
     bad = _write(tmp_path, '"5"\t"d1"\t"1"\t"1"\t"0.25"\r\n"5"\t"d2"\t"1"\t"2"\t"0.5"\r\n', "b.txt")
-    with pytest.raises(InputError, match="sum to 0.75, not 1"):
-        compile_qrels(read_qrels(bad))
+    with pytest.raises(InputError, match=r"b\.txt:1: .*sum to 0.75, not 1"):
+        read_qrels(bad)
+    with pytest.raises(InputError, match="sum to 0.75, not 1"):  # a table: no lines to name
+        compile_qrels(pa.table(
+            {"qid": ["5", "5"], "subtopic": ["1", "2"], "docid": ["d1", "d2"], "label": [1, 1],
+             "weight": [0.25, 0.5]}))
     unq = _write(tmp_path, '"5"\t"d1"\t"1"\t"1"\t"1"\n"5"\td2\t"1"\t"1"\t"1"\n', "u.txt")
     with pytest.raises(InputError, match=r"u\.txt:2: EvALL field 2 'd2' is not double-quoted"):
         read_qrels(unq)

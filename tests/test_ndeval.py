@@ -68,14 +68,14 @@ def _read_rows(path, kind):
     return rows
 
 
-@pytest.fixture(scope="module")
-def trec2012(request):
-    from conftest import SHARED_DATA
-
-    q = SHARED_DATA / "trec_web_diversity_2009_2014" / "2012" / "qrels-for-ndeval.txt"
+@pytest.fixture
+def trec2012(shared_data):
+    """The 2012 qrels-for-ndeval and the baseline runs' folder (data-heavy: marked slow by
+    conftest through ``shared_data``)."""
+    q = shared_data / "trec_web_diversity_2009_2014" / "2012" / "qrels-for-ndeval.txt"
     if not q.exists():
-        pytest.skip(f"shared data not found at {SHARED_DATA} (set UEFAST_SHARED_DATA)")
-    return q, SHARED_DATA / "trec_web2012_baseline_runs"
+        pytest.skip(f"{q} not found")
+    return q, shared_data / "trec_web2012_baseline_runs"
 
 
 @pytest.mark.parametrize("run", RUNS)

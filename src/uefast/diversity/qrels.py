@@ -122,6 +122,13 @@ def read_qrels_parsed(path, *, format: str = "auto", negative: str = "zero",
     table = pa.Table.from_arrays(arrays, names=names)
     if duplicates == "error":
         _check_unique(table, p)
+    if format == "evall":
+        try:
+            _weight_map(qid, sub, numpy_view(w).astype(float))
+        except InputError as exc:  # name the file and the topic's first line
+            bad = str(exc).split("topic ")[1].split(" ")[0].strip("'")
+            r = int(np.flatnonzero(numpy_view(pc.equal(qid, bad)))[0])
+            raise p.error(r, str(exc)) from None
     if judged is not None:
         table = _add_judged(table, judged)
     return table, p, grade
