@@ -86,19 +86,20 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # ``uefast trec_eval`` must accept trec_eval's own argument syntax (e.g. ``-mP.5``), so it
     # parses its own arguments.
-    if argv and argv[0] == "trec_eval":
-        from uefast.cli import cmd_trec_eval
+    # ``uefast ndeval`` likewise takes ndeval's (``-alpha 0.5 -traditional qrels run``).
+    if argv and argv[0] in ("trec_eval", "ndeval"):
+        cmd = importlib.import_module(f"uefast.cli.cmd_{argv[0]}")
 
         try:
             with first_use_notice():
-                return cmd_trec_eval.main(argv[1:])
+                return cmd.main(argv[1:])
         except UefastError as exc:
-            print(f"uefast trec_eval: error: {exc}", file=sys.stderr)
+            print(f"uefast {argv[0]}: error: {exc}", file=sys.stderr)
             return getattr(exc, "exit_status", 2)  # trec_eval's own status where it has one
         except BrokenPipeError:
             return 0
         except OSError as exc:  # e.g. --output into a missing directory
-            print(f"uefast trec_eval: error: {_os_error(exc)}", file=sys.stderr)
+            print(f"uefast {argv[0]}: error: {_os_error(exc)}", file=sys.stderr)
             return 2
     parser = build_parser()
     args = parser.parse_args(argv)

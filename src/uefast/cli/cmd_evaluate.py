@@ -46,6 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run", nargs="+", action="extend", metavar="FILE", help="TREC run file(s)")
     add_names_argument(p)
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file (or a qid/docid/label table)")
+    p.add_argument("--diversity-qrels", metavar="FILE",
+                   help="subtopic qrels (topic subtopic docno grade, or EvALL): diversity measures "
+                        "(default alpha-nDCG@20 ERR-IA@20 strec@20; see docs/diversity.md)")
     p.add_argument("--letor", metavar="FILE", help="SVMlight/LETOR file with labels")
     p.add_argument("--scores", nargs="+", action="extend", metavar="FILE", help="score files for --letor")
     p.add_argument("--group", metavar="FILE",
@@ -280,6 +283,10 @@ def run(args) -> int:
 
         print(describe_measures())
         return 0
+    if args.diversity_qrels:
+        from uefast.cli import _diversity
+
+        return _diversity.run(args, _emit, _tsv_text, _jsonl_text, _text_table)
     args.measures = args.measures or ["nDCG@10", "AP"]
     _check_inputs(args)
     if args.table and _stream_path(args.table):  # (_check_inputs: the only input)

@@ -29,6 +29,7 @@ from uefast.meta.power import (
     discriminative_power,
 )
 from uefast.meta.swap import SwapResult, swap_rate
+from uefast.meta.unanimity import metric_unanimity, metric_unanimity_table
 
 __all__ = [
     "agreement",
@@ -49,6 +50,8 @@ __all__ = [
     "cohen_kappa",
     "SwapResult",
     "swap_rate",
+    "metric_unanimity",
+    "metric_unanimity_table",
     "query_summary",
     "uninformative_ideal_queries",
     "query_types",
