@@ -196,7 +196,7 @@ def _ids(table, name, rows: _Rows, allow_null=False) -> list:
     t = table.schema.field(name).type if name in table.column_names else None
     vals = _column(table, name, rows.what)
     if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
-            or (allow_null and pa.types.is_null(t))):
+            or pa.types.is_null(t)):
         raise InputError(f"{rows.what}: column `{name}` must be text or integers; it is {t}")
     for i, v in enumerate(vals):
         if v is None and not allow_null:
@@ -268,9 +268,9 @@ def read_pyramid_tables(pyramids, n_refs=None) -> dict:
     return out
 
 
-def _summaries(data) -> list:
-    """[(first row, system, doc_id, [str scu or None, ...], {scu: row})] in order of first
-    appearance."""
+def _summaries(data) -> tuple[list, _Rows]:
+    """([(first row, system, doc_id, [str scu or None, ...], {scu: row})] in order of first
+    appearance, the row namer)."""
     table, csv = _read(data, "summaries table")
     rows = _Rows("summaries table", csv)
     systems = _ids(table, "system", rows)
@@ -302,7 +302,7 @@ def _summaries(data) -> list:
                     seen.add(str(s))
                 units.append(None if s is None else str(s))
             groups[key] = (i, sy, d, units, {})
-        return list(groups.values())
+        return list(groups.values()), rows
     scus = _ids(table, "scu", rows, allow_null=True)
     for i, (sy, d, s) in enumerate(zip(systems, docs, scus)):
         key = (str(sy), str(d))
@@ -313,7 +313,7 @@ def _summaries(data) -> list:
                                  g[4][str(s)], i)
             g[4][str(s)] = i
         g[3].append(None if s is None else str(s))
-    return list(groups.values())
+    return list(groups.values()), rows
 
 
 # ---------------------------------------------------------------- evaluation
@@ -343,23 +343,24 @@ def pyramid(summaries, pyramids, measures=("Pyramid",), n_refs: int | None = Non
     if len({str(m) for m in ms}) != len(ms):
         raise MeasureParseError(f"a measure is requested twice in {[str(m) for m in ms]}")
     pyrs = read_pyramid_tables(pyramids, n_refs)
-    summ = _summaries(summaries)
+    summ, srows = _summaries(summaries)
     cols: dict = {c: [] for c in OUTPUT_COLUMNS}
     for row, sy, d, units, where in summ:
         p = pyrs.get(str(d))
         if p is None:
-            raise RowError("summaries table", f"doc_id {d!r} has no pyramid (at row ", row, ")")
+            raise srows.error(f"doc_id {d!r} has no pyramid", row)
         for s in units:
             if s is not None and s not in p.scu_weight:
                 i = where.get(s, row)
-                raise RowError("summaries table", f"SCU {s!r} is not in the pyramid of doc_id "
-                               f"{d!r} (at row ", i, "; a null `scu` marks a content unit that "
-                               "matches no SCU)")
+                raise srows.error(f"SCU {s!r} is not in the pyramid of doc_id {d!r}", i,
+                                  tail=" (a null `scu` marks a content unit that matches no SCU)")
         n = len(p.weights)
         xs = len(units)
         weight = float(sum(p.scu_weight[s] for s in units if s is not None))
         ideal = float(p.prefix[min(xs, n)])
         exp_w = min(xs, n) * float(p.prefix[-1]) / n
+        if xs >= n or p.weights[0] == p.weights[-1]:
+            exp_w = ideal  # every same-size subset weighs Max(X_s): REB = IUB exactly
         for m in ms:
             if m.variant == "original":
                 x, den = float(xs), ideal
