@@ -296,3 +296,29 @@ def test_empty_summaries_table_gives_empty_output():
                             "scu": pa.array([], pa.string())}), _pyr([1]))
     assert out.num_rows == 0 and out.column_names[:8] == ["system", "qid", "measure", "value",
                                                           "iub", "reb", "ue_v1", "ue_v2"]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_modified_score_from_reference_annotations(seed):
+    """Build the pyramid from per-reference SCU sets, as SacreROUGE's modified_pyramid_score
+    does: weight = number of references with the SCU, X = ⌈mean reference SCU count⌉, ideal
+    weight filled tier by tier from the top."""
+    rng = np.random.default_rng(100 + seed)
+    n_refs, pool = int(rng.integers(1, 5)), [f"c{i}" for i in range(int(rng.integers(1, 9)))]
+    refs = [set(rng.choice(pool, size=int(rng.integers(1, len(pool) + 1)), replace=False))
+            for _ in range(n_refs)]
+    weight = {u: sum(u in r for r in refs) for u in pool if any(u in r for r in refs)}
+    peer = [u for u in pool if rng.random() < 0.5 and u in weight] or [next(iter(weight))]
+    remaining = math.ceil(np.mean([len(r) for r in refs]))
+    tiers = {}
+    for w in weight.values():
+        tiers[w] = tiers.get(w, 0) + 1
+    ideal = 0
+    for w in sorted(tiers, reverse=True):
+        take = min(remaining, tiers[w])
+        ideal += take * w
+        remaining -= take
+    p = pa.table({"doc_id": ["d"] * len(weight), "scu": list(weight),
+                  "weight": list(weight.values()), "n_refs": [n_refs] * len(weight)})
+    out = _rows(pyramid(_summ(peer), p, "Pyramid(variant=modified)"))
+    assert out[0]["value"] == pytest.approx(sum(weight[u] for u in peer) / ideal)
