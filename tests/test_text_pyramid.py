@@ -322,3 +322,14 @@ def test_modified_score_from_reference_annotations(seed):
                   "weight": list(weight.values()), "n_refs": [n_refs] * len(weight)})
     out = _rows(pyramid(_summ(peer), p, "Pyramid(variant=modified)"))
     assert out[0]["value"] == pytest.approx(sum(weight[u] for u in peer) / ideal)
+
+
+@pytest.mark.parametrize("w, units", [([0.7] * 7, ["u0", "u1", "u2"]), ([0.1] * 3, ["u0", "u1"]),
+                                      ([3, 1], ["u0", "u1", None])])
+def test_reb_equals_iub_exactly_when_every_subset_is_optimal(w, units):
+    # equal weights, or X_s >= N: every random summary is optimal, REB = IUB with no rounding
+    # drift, so V2 at the optimum is NaN (SPEC_text §4), not ±1 or a huge ratio
+    out = _rows(pyramid(_summ(units), _pyr(w), "Pyramid"))[0]
+    assert out["reb"] == out["iub"] == 1.0
+    assert out["expected_weight"] == out["ideal_weight"]
+    assert math.isnan(out["ue_v2"]) == (out["value"] == 1.0)
