@@ -270,6 +270,13 @@ def test_bad_list_form_and_n_refs():
     bad = pa.table({"doc_id": ["d", "d"], "scu": ["a", "b"], "weight": [1, 1], "n_refs": [2, 3]})
     with pytest.raises(InputError, match=r"`n_refs` of doc_id 'd' differs.*rows 0 and 1"):
         pyramid(_summ(["a"]), bad)
+    for refs, match in [(["2", "2"], r"`n_refs` must hold integers"),
+                        ([2, None], r"bad `n_refs` None.*row 1"),
+                        ([2.5, 2.5], r"bad `n_refs` 2.5.*row 0")]:
+        bad = pa.table({"doc_id": ["d", "d"], "scu": ["a", "b"], "weight": [1, 1],
+                        "n_refs": refs})
+        with pytest.raises(InputError, match=match):
+            pyramid(_summ(["a"]), bad)
     with pytest.raises(InputError, match=r"needs the number of reference summaries"):
         pyramid(_summ(["u0"]), _pyr([2, 1]), "Pyramid(variant=modified)")
     with pytest.raises(InputError, match=r"n_refs must be an integer"):

@@ -227,7 +227,12 @@ def read_pyramid_tables(pyramids, n_refs=None) -> dict:
     weights = _column(table, "weight", rows.what)
     if not (pa.types.is_integer(wt) or pa.types.is_floating(wt)):
         raise InputError(f"pyramid table: column `weight` must be numeric; it is {wt}")
-    col_refs = _column(table, "n_refs", rows.what) if "n_refs" in table.column_names else None
+    col_refs = None
+    if "n_refs" in table.column_names:
+        rt = table.schema.field("n_refs").type
+        if not (pa.types.is_integer(rt) or pa.types.is_floating(rt) or pa.types.is_null(rt)):
+            raise InputError(f"pyramid table: column `n_refs` must hold integers; it is {rt}")
+        col_refs = _column(table, "n_refs", rows.what)
     if col_refs is not None and n_refs is not None:
         raise InputError("pyramid table has a column `n_refs`; do not also pass n_refs=")
     if n_refs is not None and (isinstance(n_refs, bool) or not isinstance(n_refs, int)
