@@ -110,6 +110,7 @@ def test_spark_local2(dataset):
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("Spark needs Java")
     from pyspark.sql import SparkSession
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
 
     import uefast.spark as us
 

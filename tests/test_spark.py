@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -32,6 +33,7 @@ pytestmark = [pytest.mark.slow,
 @pytest.fixture(scope="module")
 def spark():
     from pyspark.sql import SparkSession
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
 
     s = (SparkSession.builder.master("local[2]").appName("uefast-tests")
          .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")

@@ -255,8 +255,8 @@ def _torch_model():
 def test_packaged_minilm_matches_transformers(shared_data):
     """Token embeddings (content and [CLS]/[SEP], every chunk of a long source) against
     transformers' BertModel on SummEval texts, to 1e-5."""
+    tok, model = _torch_model()   # skips where torch / transformers are absent
     import torch
-    tok, model = _torch_model()
     from uefast.text.encoders import default_encoder
     enc = default_encoder()
     data = json.loads((shared_data / "summeval_bartscore" / "data.json").read_text())
