@@ -35,3 +35,8 @@ class RowError(InputError):
 
 class MeasureParseError(UefastError):
     """A measure string that cannot be parsed."""
+
+
+class MeasureRegistrationError(ValueError):
+    """A measure family that cannot be registered (a missing routine, reference or name clash):
+    a programming error in the family's definition, not bad user input."""

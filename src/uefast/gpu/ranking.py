@@ -136,7 +136,7 @@ cuda = None
 
 
 def _network(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
-             doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, tabs, out,
+             doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, out,
              nan_out):
     """The ``network`` kernel: thread block b ranks segment ``seg_ids[b]`` (at most
     :data:`NET_SLOTS` documents) by the bitonic network in shared memory, then its thread 0
@@ -180,18 +180,18 @@ def _network(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, d
         nan_out[g] = 0
         # si[] is free now: the tie groups' ends, or the measures' int scratch
         ranked_measures(g, qref[g], sk, lab, si, n, tie_mode, kinds, ks, gtypes, rels, fparams,
-                        norms, nrel_q, idcg_q, tabs, si, fs, out)
+                        norms, nrel_q, idcg_q, ioff, ideal, tabs, si, fs, out)
 
 
 def _threads(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
-             doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, tabs, keys,
+             doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, keys,
              idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out):
     """The ``threads`` kernel: thread i ranks and scores segment ``seg_ids[i]``."""
     t = cuda.grid(1)
     if t < seg_ids.shape[0]:
         segment_values(seg_ids[t], offsets, perm, has_perm, labels, scores, qref, tie_mode,
                        doc_mode, doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms,
-                       nrel_q, idcg_q, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out,
+                       nrel_q, idcg_q, ioff, ideal, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out,
                        nan_out)
 
 
@@ -209,7 +209,7 @@ def _kernels():
 @nb.njit(cache=True, nogil=True)
 def _emulated_network(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
                       doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
-                      idcg_q, tabs, out, nan_out):
+                      idcg_q, ioff, ideal, tabs, out, nan_out):
     """What the ``network`` kernel computes, its stages run slot after slot on the CPU."""
     sk = np.empty(NET_SLOTS, np.float64)
     si = np.empty(NET_SLOTS, np.int64)
@@ -224,25 +224,25 @@ def _emulated_network(seg_ids, offsets, perm, has_perm, labels, scores, qref, ti
         nan_out[g] = nan
         if nan == 0:
             ranked_measures(g, qref[g], sk, lab, si, n, tie_mode, kinds, ks, gtypes, rels,
-                            fparams, norms, nrel_q, idcg_q, tabs, si, fs, out)
+                            fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, si, fs, out)
 
 
 @nb.njit(cache=True, nogil=True)
 def _emulated_threads(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
                       doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
-                      idcg_q, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out):
+                      idcg_q, ioff, ideal, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out):
     """What the ``threads`` kernel computes, one segment after another on the CPU."""
     for g in seg_ids:
         segment_values(g, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
                        doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
-                       idcg_q, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out)
+                       idcg_q, ioff, ideal, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out)
 
 
 def rank_values_cuda(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: np.ndarray,
                      scores: np.ndarray, qref: np.ndarray, tie_mode: int, doc_mode: int,
                      doc_int: np.ndarray, doc_off: np.ndarray, doc_data: np.ndarray,
                      plan_arrays: tuple[np.ndarray, ...], nrel_q: np.ndarray, idcg_q: np.ndarray,
-                     tabs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                     ioff: np.ndarray, ideal: np.ndarray, tabs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(values [n_segments, n_measures], nan [n_segments])``: what
     :func:`uefast.engine.rank_values` computes, ranked on the GPU. ``plan_arrays`` = the plan's
     ``(kinds, ks, gtypes, rels, fparams, norms)``; ``nan[g]`` counts segment g's NaN scores (its
@@ -273,7 +273,7 @@ def rank_values_cuda(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labe
         empty, to_dev = cuda.device_array, cuda.to_device
     host = (offsets, perm if has_perm else np.zeros(1, np.int64), bool(has_perm), labels, scores,
             qref, int(tie_mode), int(doc_mode), doc_int, doc_off, doc_data, *plan_arrays, nrel_q,
-            idcg_q, tabs)
+            idcg_q, ioff, ideal, tabs)
     common = tuple(to_dev(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
                    for a in host)
     d_out = empty((nseg, nm), np.float64)

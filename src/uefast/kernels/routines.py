@@ -1,0 +1,385 @@
+"""Each measure family's four per-query routines, in the one signature the dispatch
+(:mod:`uefast.kernels.dispatch`) and the registry (:mod:`uefast.measures`) know:
+
+* ``<f>_plain(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal)`` -- the raw value of one
+  fully ordered list ``lab[0:n]`` (nDCG / nERR: the raw DCG / ERR; the driver divides);
+* ``<f>_tied(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal)`` -- the
+  tie-aware (expected) raw value over the tie groups ending at ``gend[0:ng]``;
+* ``<f>_iub(lab, n, k, gtype, rel, fp, norm, nrel, tabs)`` -- IUB from the judged labels sorted
+  descending;
+* ``<f>_reb(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch)`` -- exact REB, the
+  expectation over uniformly random orders of the n judged labels ``lab`` (sorted descending),
+  ``gsum`` the sum of their gains (for ``gtype``); ``gend``/``scratch`` are buffers of length
+  >= n + 1 / n + 2.
+
+Arguments: k <= 0 means no cutoff; ``gtype`` the gain code (:func:`~uefast.kernels.metrics.gain`;
+ERR: the grade scale of :func:`~uefast.kernels.metrics.theta`), ``rel`` the relevance threshold,
+``fp`` the family's real parameter (RBP's p, ERR's lmax, Q's beta), ``norm`` AP's denominator
+code, ``nrel`` Np at ``rel``, ``tabs`` :func:`uefast.engine.tables`, ``pos`` int64 scratch of
+length >= n, ``ideal`` the query's judged labels sorted descending (filled only for families
+whose state names ``"ideal"``; an empty array otherwise). The formulas are in SPEC_math §1-§5
+and in each routine's primitive (:mod:`uefast.kernels.metrics`, :mod:`uefast.kernels.sakai`).
+"""
+from __future__ import annotations
+
+import numba as nb
+
+from uefast.kernels.metrics import (
+    _cut,
+    _none_relevant,
+    ap_denominator,
+    dcg_plain,
+    dcg_tied,
+    err_plain,
+    err_tied,
+    rbp_plain,
+    rbp_tied,
+    relcount_plain,
+    relcount_tied,
+    rr_plain,
+    rr_tied,
+    sp_plain,
+    sp_tied,
+    success_plain,
+    success_tied,
+)
+from uefast.kernels.sakai import o_plain, o_tied, q_plain, q_tied
+
+_jit = nb.njit(cache=True, nogil=True)
+
+
+# ------------------------------------------------------------------ DCG / nDCG (nDCG: DCG, then / IDCG)
+@_jit
+def dcg_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return dcg_plain(lab, n, k, gtype, tabs)
+
+
+@_jit
+def dcg_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return dcg_tied(lab, gend, ng, n, k, gtype, tabs)
+
+
+@_jit
+def dcg_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """IDCG@k: DCG of the ideal ranking (the maximum, by the rearrangement inequality)."""
+    return dcg_plain(lab, n, k, gtype, tabs)
+
+
+@_jit
+def dcg_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """E[DCG@k] = (gsum / n) sum_{i<=K} d(i) (SPEC_math §1)."""
+    return gsum / n * tabs[1, _cut(k, n)]
+
+
+# ------------------------------------------------------------------ P, R, R-prec
+@_jit
+def p_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return relcount_plain(lab, n, k, rel) / k
+
+
+@_jit
+def p_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return relcount_tied(lab, gend, ng, n, k, rel) / k
+
+
+@_jit
+def p_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """min(Np, K) / k."""
+    return min(nrel, _cut(k, n)) / k
+
+
+@_jit
+def p_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """K Np / (n k)."""
+    return _cut(k, n) * nrel / (n * float(k))
+
+
+@_jit
+def r_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    if nrel == 0:
+        return 0.0
+    return relcount_plain(lab, n, k, rel) / nrel
+
+
+@_jit
+def r_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    if nrel == 0:
+        return 0.0
+    return relcount_tied(lab, gend, ng, n, k, rel) / nrel
+
+
+@_jit
+def r_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """min(Np, K) / Np."""
+    if nrel == 0:
+        return 0.0
+    return min(nrel, _cut(k, n)) / nrel
+
+
+@_jit
+def r_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """K / n."""
+    if nrel == 0:
+        return 0.0
+    return _cut(k, n) / float(n)
+
+
+@_jit
+def rprec_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    if nrel == 0:
+        return 0.0
+    return relcount_plain(lab, n, nrel, rel) / nrel
+
+
+@_jit
+def rprec_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    if nrel == 0:
+        return 0.0
+    return relcount_tied(lab, gend, ng, n, nrel, rel) / nrel
+
+
+@_jit
+def one_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """1 when the query has a relevant document, else 0 (R-prec, RR, Success, Q, O, nERR...)."""
+    return 1.0 if nrel > 0 else 0.0
+
+
+@_jit
+def rprec_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """Np / n."""
+    return nrel / float(n)
+
+
+# ------------------------------------------------------------------ SP and AP
+@_jit
+def _sp_reb(n, k, nrel, tabs):
+    """E[SP@k] = bK + (a - b) H_K, a = Np/n, b = Np(Np-1)/(n(n-1)) (SPEC_math §2)."""
+    if nrel == 0:
+        return 0.0
+    a = nrel / n
+    b = nrel * (nrel - 1.0) / (n * (n - 1.0)) if n > 1 else 0.0
+    K = _cut(k, n)
+    return b * K + (a - b) * tabs[2, K]
+
+
+@_jit
+def sp_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    if nrel == 0:
+        return 0.0
+    return sp_plain(lab, n, k, rel, tabs, pos)
+
+
+@_jit
+def sp_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    if nrel == 0:
+        return 0.0
+    return sp_tied(lab, gend, ng, n, k, rel, tabs)
+
+
+@_jit
+def sp_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """min(Np, K): every relevant document first, each adding 1."""
+    return float(min(nrel, _cut(k, n)))
+
+
+@_jit
+def sp_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    return _sp_reb(n, k, nrel, tabs)
+
+
+@_jit
+def ap_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    if nrel == 0:
+        return 0.0
+    return sp_plain(lab, n, k, rel, tabs, pos) / ap_denominator(norm, k, nrel)
+
+
+@_jit
+def ap_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    if nrel == 0:
+        return 0.0
+    return sp_tied(lab, gend, ng, n, k, rel, tabs) / ap_denominator(norm, k, nrel)
+
+
+@_jit
+def ap_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """min(Np, K) / the AP variant's denominator."""
+    if nrel == 0:
+        return 0.0
+    return min(nrel, _cut(k, n)) / ap_denominator(norm, k, nrel)
+
+
+@_jit
+def ap_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    if nrel == 0:
+        return 0.0
+    return _sp_reb(n, k, nrel, tabs) / ap_denominator(norm, k, nrel)
+
+
+# ------------------------------------------------------------------ RR and Success
+@_jit
+def rr_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    if nrel == 0:
+        return 0.0
+    return rr_plain(lab, n, k, rel)
+
+
+@_jit
+def rr_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    if nrel == 0:
+        return 0.0
+    return rr_tied(lab, gend, ng, n, k, rel)
+
+
+@_jit
+def rr_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """sum_{t=1..min(K,Nn+1)} q_t Np/(n-t+1)/t, q_t = C(Nn,t-1)/C(n,t-1) (SPEC_math §1)."""
+    if nrel == 0:
+        return 0.0
+    K = _cut(k, n)
+    nn = n - nrel
+    s = 0.0
+    q = 1.0
+    for t in range(1, min(K, nn + 1) + 1):
+        s += q * nrel / (n - t + 1.0) / t
+        q *= (nn - t + 1.0) / (n - t + 1.0)
+    return s
+
+
+@_jit
+def success_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    if nrel == 0:
+        return 0.0
+    return success_plain(lab, n, k, rel)
+
+
+@_jit
+def success_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    if nrel == 0:
+        return 0.0
+    return success_tied(lab, gend, ng, n, k, rel)
+
+
+@_jit
+def success_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """1 - C(Nn, K)/C(n, K): not all of the top K non-relevant."""
+    if nrel == 0:
+        return 0.0
+    return 1.0 - _none_relevant(n, nrel, _cut(k, n))
+
+
+# ------------------------------------------------------------------ ERR and nERR (nERR: ERR, then / ERR*)
+@_jit
+def err_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return err_plain(lab, n, k, fp, gtype)
+
+
+@_jit
+def err_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return err_tied(lab, gend, ng, n, k, fp, gtype, scratch)
+
+
+@_jit
+def err_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """ERR of the ideal ranking (the maximum: an adjacent exchange changes ERR by
+    (theta_a - theta_b)(1/r - 1/(r+1)) >= 0; SPEC_math §0)."""
+    return err_plain(lab, n, k, fp, gtype)
+
+
+@_jit
+def err_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """E[ERR@k] = sum_r (E_{r-1} - E_r)/r, E_m = e_m(y)/C(n,m): the tie-aware routine on one
+    group of all n judged documents."""
+    gend[0] = n
+    return err_tied(lab, gend, 1, n, k, fp, gtype, scratch)
+
+
+# ------------------------------------------------------------------ RBP (binary)
+@_jit
+def rbp_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return rbp_plain(lab, n, k, rel, fp)
+
+
+@_jit
+def rbp_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return rbp_tied(lab, gend, ng, n, k, rel, fp)
+
+
+@_jit
+def rbp_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """The relevant documents first: (1 - p) sum_{i < min(Np, K)} p^i."""
+    return rbp_plain(lab, n, k, rel, fp)
+
+
+@_jit
+def rbp_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """(Np / n)(1 - p^K)."""
+    if nrel == 0:
+        return 0.0
+    return nrel / n * (1.0 - fp ** _cut(k, n))
+
+
+# ------------------------------------------------------------------ Q-measure and O-measure
+@_jit
+def q_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return q_plain(lab, n, k, gtype, fp, nrel, ideal)
+
+
+@_jit
+def q_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return q_tied(lab, gend, ng, n, k, gtype, fp, nrel, ideal)
+
+
+@_jit
+def q_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """E[Q@k]: the tie-aware form with one group of all n judged documents (``lab`` is also
+    the ideal ranking): sum_{m<K} (S/n + m (R-1) S/(n(n-1))) / (m+1 + beta cg*(m+1)) / min(R, k),
+    S = R + beta * gsum. O(K)."""
+    gend[0] = n
+    return q_tied(lab, gend, 1, n, k, gtype, fp, nrel, lab[:n])
+
+
+@_jit
+def o_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return o_plain(lab, n, k, gtype, fp, nrel, ideal)
+
+
+@_jit
+def o_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return o_tied(lab, gend, ng, n, k, gtype, fp, nrel, ideal)
+
+
+@_jit
+def o_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """E[O@k]: sum_{m<=K} (E_{m-1} - E_m)(1 + beta gsum/R)/(m + beta cg*(m)), E_m =
+    C(n-R, m)/C(n, m): the tie-aware form with one group. O(K)."""
+    gend[0] = n
+    return o_tied(lab, gend, 1, n, k, gtype, fp, nrel, lab[:n])
+
+
+# ------------------------------------------------------------------ the paper's REB (Santu & Feng 2022)
+# signature: (n, k, norm, nrel, tabs, gsum) -> REB as the paper computes it
+@_jit
+def dcg_paper_r(n, k, norm, nrel, tabs, gsum):
+    """Mean gain * sum_{i<=k} d(i), summed to k even when k > n (the caller divides for nDCG)."""
+    kk = n if k <= 0 else k
+    return gsum / n * tabs[1, kk]
+
+
+@_jit
+def sp_paper_r(n, k, norm, nrel, tabs, gsum):
+    """E[SP@k] = k p^2 (the paper's independence assumption; SPEC_math §3: too low)."""
+    if nrel == 0:
+        return 0.0
+    kk = n if k <= 0 else k
+    p = nrel / n
+    return kk * p * p
+
+
+@_jit
+def ap_paper_r(n, k, norm, nrel, tabs, gsum):
+    """The paper's E[SP@k] = k p^2 divided by the AP variant's denominator."""
+    if nrel == 0:
+        return 0.0
+    kk = n if k <= 0 else k
+    return sp_paper_r(n, k, norm, nrel, tabs, gsum) / ap_denominator(norm, kk, nrel)

@@ -1,0 +1,160 @@
+"""Sakai's measures built on the blended ratio (Numba): Q-measure and O-measure, plain and
+tie-aware, with their exact REB.
+
+The blended ratio at rank r (Sakai, "New performance metrics based on multigrade relevance",
+NTCIR-4 2004; Sakai & Song, SIGIR 2011) is
+
+    BR(r) = (C(r) + beta * cg(r)) / (r + beta * cg*(r)),
+
+C(r) the relevant documents (label >= 1) in the top r, cg(r) their cumulative gain, cg*(r) the
+cumulative gain of the ideal ranking (the judged labels sorted descending, ``ideal``). Gains are
+:func:`~uefast.kernels.metrics.gain` (``gtype``; NTCIREVAL's default gain of level l is l, our
+``gain=lin``). Routines read the labels in rank order ``lab[0:n]`` like those of
+:mod:`uefast.kernels.metrics`, ``ideal[0:len(ideal)]`` (the ideal ranking; positions beyond it
+have gain 0), and allocate nothing.
+
+Tie-aware forms (McSherry & Najork's argument, SPEC_math §5, carried to the blended ratio): in a
+tie group of t documents, r relevant, with gain sum G (only relevant documents have a gain) and
+S = r + beta * G, the m-th position (m = 0, 1, ...) of the group has
+
+    E[I(p) (C(p) + beta cg(p))] = (r/t)(R_<g + beta CG_<g) + S/t + m (r - 1) S / (t (t - 1))
+
+(R_<g, CG_<g: the relevant documents and gain of the earlier groups; the last term is 0 for t = 1),
+and the denominator r + beta cg*(r) depends on the position only. REB is the single group of all
+judged documents: O(K) per query.
+"""
+from __future__ import annotations
+
+import numba as nb
+
+from uefast.kernels.metrics import gain
+
+__all__ = ["q_plain", "q_tied", "o_plain", "o_tied"]
+
+_jit = nb.njit(cache=True, nogil=True)
+
+
+@_jit
+def _cut(k, n):
+    if k <= 0 or k > n:
+        return n
+    return k
+
+
+@_jit
+def q_plain(lab, n, k, gtype, beta, nrel, ideal):
+    """Q@k = (1 / min(R, k)) sum_{r<=K} I(r) BR(r) (R = Np; no cutoff: divided by R), 0 when
+    R = 0 (Sakai 2004; NTCIREVAL's Q-measure)."""
+    if nrel == 0:
+        return 0.0
+    K = _cut(k, n)
+    ni = ideal.shape[0]
+    s = 0.0
+    cg = 0.0
+    cgi = 0.0
+    c = 0
+    for i in range(K):
+        if i < ni:
+            cgi += gain(ideal[i], gtype)
+        if lab[i] >= 1:
+            c += 1
+            cg += gain(lab[i], gtype)
+            s += (c + beta * cg) / (i + 1.0 + beta * cgi)
+    return s / (min(nrel, k) if k > 0 else nrel)
+
+
+@_jit
+def q_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
+    """Tie-aware Q@k: the expectation of :func:`q_plain` over the orders consistent with the tie
+    groups ``gend[0:ng]``, by the group formula of the module docstring (O(n))."""
+    if nrel == 0:
+        return 0.0
+    K = _cut(k, n)
+    ni = ideal.shape[0]
+    s = 0.0
+    cgi = 0.0
+    r_before = 0.0
+    g_before = 0.0
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        if start >= K:
+            break
+        t = end - start
+        r = 0
+        gs = 0.0
+        for i in range(start, end):
+            if lab[i] >= 1:
+                r += 1
+                gs += gain(lab[i], gtype)
+        S = r + beta * gs
+        a = r / t * (r_before + beta * g_before) + S / t
+        b = (r - 1.0) * S / (t * (t - 1.0)) if t > 1 else 0.0
+        for m in range(min(end, K) - start):
+            i = start + m
+            if i < ni:
+                cgi += gain(ideal[i], gtype)
+            if r > 0:
+                s += (a + m * b) / (i + 1.0 + beta * cgi)
+        r_before += r
+        g_before += gs
+        start = end
+    return s / (min(nrel, k) if k > 0 else nrel)
+
+
+@_jit
+def o_plain(lab, n, k, gtype, beta, nrel, ideal):
+    """O-measure@k = BR(r1) = (1 + beta g(r1)) / (r1 + beta cg*(r1)), r1 the rank of the first
+    relevant document within the top K, 0 if none (Sakai, IPSJ TOD 48(SIG9), 2007; NTCIREVAL's
+    O-measure, whose cutoff is the truncation of the list)."""
+    K = _cut(k, n)
+    ni = ideal.shape[0]
+    cgi = 0.0
+    for i in range(K):
+        if i < ni:
+            cgi += gain(ideal[i], gtype)
+        if lab[i] >= 1:
+            return (1.0 + beta * gain(lab[i], gtype)) / (i + 1.0 + beta * cgi)
+    return 0.0
+
+
+@_jit
+def o_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
+    """Tie-aware O-measure@k: in the first group holding r > 0 relevant of t documents (gain sum
+    G), starting after position s, the first relevant document is at s + m with probability
+    E_{m-1} - E_m, E_m = C(t-r, m)/C(t, m), and it is any of the r relevant ones alike, so
+    E[O] = sum_m (E_{m-1} - E_m) (1 + beta G / r) / (s + m + beta cg*(s + m))."""
+    K = _cut(k, n)
+    ni = ideal.shape[0]
+    cgi = 0.0
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        if start >= K:
+            return 0.0
+        t = end - start
+        r = 0
+        gs = 0.0
+        for i in range(start, end):
+            if lab[i] >= 1:
+                r += 1
+                gs += gain(lab[i], gtype)
+        if r == 0:
+            for i in range(start, min(end, ni)):
+                cgi += gain(ideal[i], gtype)
+            start = end
+            continue
+        num = 1.0 + beta * gs / r
+        s = 0.0
+        e_prev = 1.0
+        for m in range(1, min(end, K) - start + 1):
+            i = start + m - 1
+            if i < ni:
+                cgi += gain(ideal[i], gtype)
+            e_m = e_prev * (t - r - m + 1.0) / (t - m + 1.0)
+            if e_m < 0.0:
+                e_m = 0.0
+            s += (e_prev - e_m) * num / (i + 1.0 + beta * cgi)
+            e_prev = e_m
+        return s
+    return 0.0
