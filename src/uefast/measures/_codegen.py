@@ -47,7 +47,7 @@ def _args(sig: str) -> str:
 
 def render(families) -> str:
     """The source of :mod:`uefast.kernels.dispatch` for ``families`` (name -> Family)."""
-    fams = list(families.values())
+    fams = sorted(families.values(), key=lambda f: f.code)
     imports: dict[str, set[str]] = {}
     for f in fams:
         for role in _SIGS:
