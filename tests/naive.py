@@ -121,10 +121,21 @@ def o_measure(labels, judged, k=None, beta=1.0, gtype="lin"):
     return 0.0
 
 
+def pplus(labels, judged, beta=1.0, gtype="lin"):
+    """P+ = (1/C(rp)) sum_{r<=rp} I(r) BR(r), rp the first rank holding the list's top level."""
+    top = max(labels, default=0)
+    if top < 1:
+        return 0.0
+    ideal = sorted(judged, reverse=True)
+    rp = labels.index(top) + 1
+    rels = [r for r in range(1, rp + 1) if labels[r - 1] >= 1]
+    return sum(blended_ratio(labels, ideal, r, beta, gtype) for r in rels) / len(rels)
+
+
 #: the families this module has a reference for (tests/test_registry.py: every registered family
 #: must be here)
 REFERENCE = frozenset({"DCG", "nDCG", "P", "R", "Rprec", "SP", "AP", "RR", "ERR", "RBP",
-                       "Success", "Q", "nERR", "O"})
+                       "Success", "Q", "nERR", "O", "Pplus"})
 
 
 def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0.8, lmax=4,
@@ -157,6 +168,8 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
         return q_measure(labels, judged, k, beta, gtype)
     if name == "O":
         return o_measure(labels, judged, k, beta, gtype)
+    if name == "Pplus":
+        return pplus(labels, judged, beta, gtype)
     if name == "RBP":
         return rbp(labels, p, k, rel)
     if name == "Success":

@@ -1,4 +1,4 @@
-"""Sakai's measures against NTCIREVAL's semantics (the pyNTCIREVAL package as the oracle), on
+"""Sakai's measures (Q, nERR, O, P+ and AP) against NTCIREVAL's semantics (the pyNTCIREVAL package as the oracle), on
 random TREC-style runs and qrels with tied scores (broken by uefast's ``ties="input"`` order, the
 same ranked list handed to pyNTCIREVAL), unjudged retrieved documents and relevant documents the
 run never retrieved. Gains are NTCIREVAL's defaults, grade = level (``gain=lin``), and nERR's
@@ -61,6 +61,8 @@ def _oracle(name: str, cutoff, beta, ranked, levels, top):
         m = nt.OMeasure(xrelnum, grades, beta)
     elif name == "nERR":
         m = nt.nERR(xrelnum, grades, cutoff)
+    elif name == "Pplus":
+        m = nt.PPlusMeasure(xrelnum, grades, beta)
     else:
         m = nt.AP(xrelnum, grades, cutoff)
     lst = ranked if cutoff is None or name not in ("O",) else ranked[:cutoff]
@@ -72,7 +74,8 @@ def _oracle(name: str, cutoff, beta, ranked, levels, top):
 CASES = [("Q", None, 1.0, "Q"), ("Q", 10, 1.0, "Q@10"), ("Q", 5, 2.0, "Q(beta=2)@5"),
          ("Q", None, 0.5, "Q(beta=0.5)"), ("nERR", 10, None, "nERR@10"), ("nERR", 3, None, "nERR@3"),
          ("O", None, 1.0, "O"), ("O", 5, 3.0, "O(beta=3)@5"), ("AP", None, None, "AP"),
-         ("AP", 10, None, "AP(norm=min)@10")]
+         ("AP", 10, None, "AP(norm=min)@10"), ("Pplus", None, 1.0, "P+"),
+         ("Pplus", None, 2.0, "Pplus(beta=2)")]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -32,6 +32,9 @@ from uefast.kernels.routines import (
     p_plain_r,
     p_reb_r,
     p_tied_r,
+    pplus_plain_r,
+    pplus_reb_r,
+    pplus_tied_r,
     q_plain_r,
     q_reb_r,
     q_tied_r,
@@ -75,9 +78,10 @@ K_SUCCESS = 10
 K_Q = 11
 K_NERR = 12
 K_O = 13
+K_PPLUS = 14
 
 #: the kernel codes the functions below handle (the registry checks a family's)
-DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13})
+DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
 
 _jit = nb.njit(cache=True, nogil=True)
 
@@ -113,6 +117,8 @@ def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, id
         return err_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     if kind == K_O:
         return o_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if kind == K_PPLUS:
+        return pplus_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     return np.nan
 
 
@@ -147,6 +153,8 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs
         return err_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     if kind == K_O:
         return o_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if kind == K_PPLUS:
+        return pplus_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     return np.nan
 
 
@@ -180,6 +188,8 @@ def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
     if kind == K_NERR:
         return err_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     if kind == K_O:
+        return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_PPLUS:
         return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     return np.nan
 
@@ -215,6 +225,8 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
         return err_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     if kind == K_O:
         return o_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if kind == K_PPLUS:
+        return pplus_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     return np.nan
 
 

@@ -43,7 +43,7 @@ from uefast.kernels.metrics import (
     success_plain,
     success_tied,
 )
-from uefast.kernels.sakai import o_plain, o_tied, q_plain, q_tied
+from uefast.kernels.sakai import o_plain, o_tied, pplus_plain, pplus_tied, q_plain, q_tied
 
 _jit = nb.njit(cache=True, nogil=True)
 
@@ -355,6 +355,24 @@ def o_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     C(n-R, m)/C(n, m): the tie-aware form with one group. O(K)."""
     gend[0] = n
     return o_tied(lab, gend, 1, n, k, gtype, fp, nrel, lab[:n])
+
+
+@_jit
+def pplus_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return pplus_plain(lab, n, gtype, fp, ideal)
+
+
+@_jit
+def pplus_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return pplus_tied(lab, gend, ng, n, gtype, fp, ideal)
+
+
+@_jit
+def pplus_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """E[P+] over random orders of the judged documents: the tie-aware form with one group
+    (``lab`` is also the ideal ranking). O(n^2) at worst (:func:`pplus_tied`)."""
+    gend[0] = n
+    return pplus_tied(lab, gend, 1, n, gtype, fp, lab[:n])
 
 
 # ------------------------------------------------------------------ the paper's REB (Santu & Feng 2022)

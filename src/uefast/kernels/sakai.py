@@ -25,11 +25,13 @@ judged documents: O(K) per query.
 """
 from __future__ import annotations
 
+import math
+
 import numba as nb
 
 from uefast.kernels.metrics import gain
 
-__all__ = ["q_plain", "q_tied", "o_plain", "o_tied"]
+__all__ = ["q_plain", "q_tied", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
 
 _jit = nb.njit(cache=True, nogil=True)
 
@@ -158,3 +160,125 @@ def o_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
             e_prev = e_m
         return s
     return 0.0
+
+
+@_jit
+def _lchoose(a, b):
+    return math.lgamma(a + 1.0) - math.lgamma(b + 1.0) - math.lgamma(a - b + 1.0)
+
+
+@_jit
+def pplus_plain(lab, n, gtype, beta, ideal):
+    """P+ = (1/C(rp)) sum_{r<=rp} I(r) BR(r), rp the rank of the first document of the highest
+    level present in the list, 0 if the list holds no relevant document (Sakai, IPSJ TOD
+    48(SIG9), 2007; NTCIREVAL's P-plus)."""
+    top = 0
+    for i in range(n):
+        top = max(top, lab[i])
+    if top < 1:
+        return 0.0
+    ni = ideal.shape[0]
+    s = 0.0
+    cg = 0.0
+    cgi = 0.0
+    c = 0
+    for i in range(n):
+        if i < ni:
+            cgi += gain(ideal[i], gtype)
+        if lab[i] >= 1:
+            c += 1
+            cg += gain(lab[i], gtype)
+            s += (c + beta * cg) / (i + 1.0 + beta * cgi)
+            if lab[i] == top:
+                return s / c
+    return 0.0  # pragma: no cover (the top level is in the list)
+
+
+@_jit
+def pplus_tied(lab, gend, ng, n, gtype, beta, ideal):
+    """Tie-aware P+ (the expectation over tie orders). Groups before g*, the first group holding
+    a document of the top level L*, add A = sum of their E[I(p) (C(p) + beta cg(p))] / D(p), by
+    the Q-measure group formula (D(i) = i + beta cg*(i)). In g* (t documents starting after
+    position c, h of level L*, r' other relevant ones of mean gain g'), the first L* document is
+    at c + m with probability C(t-m, h-1)/C(t, h); given m, the m-1 documents before it are a
+    random subset of the t-h others, holding j relevant ones with hypergeometric probability, and
+    given (m, j) the expected numerator sum B(m, j) over positions c+1..c+m is
+
+        j/(m-1) (R_< + beta CG_< + 1 + beta g') W1(m) + j(j-1)/((m-1)(m-2)) (1 + beta g') W2(m)
+        + (R_< + j + 1 + beta (CG_< + j g' + g(L*))) / D(c+m),
+
+    W1(m) = sum_{p<m} 1/D(c+p), W2(m) = sum_{p<m} (p-1)/D(c+p); C(rp) = R_< + j + 1 is fixed by
+    (m, j), so E[P+] = sum_m sum_j P(m) P(j | m) (A + B(m, j)) / (R_< + j + 1). Cost O(n) before
+    g* and O(t * min(t, r')) in g*: REB (one group of all judged documents) is O(n^2) at worst."""
+    top = 0
+    for i in range(n):
+        top = max(top, lab[i])
+    if top < 1:
+        return 0.0
+    ni = ideal.shape[0]
+    cgi = 0.0
+    acc_a = 0.0
+    r_before = 0.0
+    g_before = 0.0
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        t = end - start
+        r = 0
+        h = 0
+        gs = 0.0
+        for i in range(start, end):
+            if lab[i] >= 1:
+                r += 1
+                gs += gain(lab[i], gtype)
+                if lab[i] == top:
+                    h += 1
+        if h == 0:
+            S = r + beta * gs
+            a = r / t * (r_before + beta * g_before) + S / t
+            b = (r - 1.0) * S / (t * (t - 1.0)) if t > 1 else 0.0
+            for m in range(t):
+                i = start + m
+                if i < ni:
+                    cgi += gain(ideal[i], gtype)
+                if r > 0:
+                    acc_a += (a + m * b) / (i + 1.0 + beta * cgi)
+            r_before += r
+            g_before += gs
+            start = end
+            continue
+        gtop = gain(top, gtype)
+        rp = r - h  # other relevant documents of the group
+        gbar = (gs - h * gtop) / rp if rp > 0 else 0.0
+        u = 1.0 + beta * gbar
+        base1 = r_before + beta * g_before + u
+        nn = t - h  # the group's documents below the top level
+        w1 = 0.0
+        w2 = 0.0
+        pm = h / t  # P(first top document at m = 1)
+        out = 0.0
+        for m in range(1, nn + 2):
+            i = start + m - 1
+            if i < ni:
+                cgi += gain(ideal[i], gtype)
+            dm = i + 1.0 + beta * cgi
+            d = m - 1  # documents before it in the group
+            jlo = max(0, d - (nn - rp))
+            jhi = min(d, rp)
+            lden = _lchoose(nn, d)
+            inner = 0.0
+            for j in range(jlo, jhi + 1):
+                hyp = math.exp(_lchoose(rp, j) + _lchoose(nn - rp, d - j) - lden)
+                bm = (r_before + j + 1.0 + beta * (g_before + j * gbar + gtop)) / dm
+                if d >= 1:
+                    bm += j / d * base1 * w1
+                if d >= 2:
+                    bm += j * (j - 1.0) / (d * (d - 1.0)) * u * w2
+                inner += hyp * (acc_a + bm) / (r_before + j + 1.0)
+            out += pm * inner
+            w1 += 1.0 / dm
+            w2 += (m - 1.0) / dm
+            if m <= nn:
+                pm *= (t - m - h + 1.0) / (t - m)  # C(t-m-1, h-1)/C(t-m, h-1)
+        return out
+    return 0.0  # pragma: no cover

@@ -199,3 +199,12 @@ register(Family(
     plain=r.o_plain_r, tied=r.o_tied_r, iub=r.one_iub_r, reb=r.o_reb_r, kernel_params=_blended,
     params={"beta": 1.0, "gain": "lin"}, choices=_LIN_EXP, state=("nrel", "ideal"),
     aliases=("O-measure",), external={"ntcireval": "O-measure"}))
+register(Family(
+    name="Pplus", code=14,
+    description="P+: mean blended ratio over relevant ranks up to the first top-grade document",
+    formula="P+ = (1/C(rp)) sum_{r<=rp} I(r) BR(r), rp the first rank of the list's top level",
+    source="Sakai, IPSJ TOD 48(SIG9), 2007 (NTCIREVAL's P-plus)",
+    plain=r.pplus_plain_r, tied=r.pplus_tied_r, iub=r.one_iub_r, reb=r.pplus_reb_r,
+    kernel_params=_blended, params={"beta": 1.0, "gain": "lin"}, choices=_LIN_EXP,
+    state=("nrel", "ideal"), cutoff="none", truncatable=False, aliases=("P+", "P-plus"),
+    external={"ntcireval": "P-plus"}))

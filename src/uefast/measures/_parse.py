@@ -81,7 +81,7 @@ def _fmt(v: Any) -> str:
 
 
 _MEASURE_RE = re.compile(
-    r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)\s*(?:\((?P<params>[^()]*)\))?\s*(?:@\s*(?P<cut>[^\s]+))?\s*$"
+    r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_\-+]*)\s*(?:\((?P<params>[^()]*)\))?\s*(?:@\s*(?P<cut>[^\s]+))?\s*$"
 )
 #: ir_measures' spelling of the DCG gain (``nDCG(dcg='exp-log2')@10``) -> uefast's ``gain``.
 _IR_MEASURES_DCG = {"log2": "lin", "exp-log2": "exp"}
