@@ -213,24 +213,12 @@ def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "ex
         # k, and all of it without a cutoff or when their state is the ideal ranking
         if "ideal" in fam.state:
             keep_ideal = True
-        if "ideal" in fam.state or fam.code in _READS_ALL:
+        if "ideal" in fam.state or fam.sorted_labels == "all":
             need = -1
-        elif fam.code in _READS_TOP and need >= 0:
+        elif fam.sorted_labels == "top_k" and need >= 0:
             need = -1 if ks[i] <= 0 else max(need, int(ks[i]))
     return MeasurePlan(tuple(measures), kinds, ks, gtypes, rels, fparams, norms, paper,
                        int(ks.max()) if m else 0, normed, need, keep_ideal, ctx.exp_gtype)
-
-
-def _codes(*names: str) -> frozenset:
-    from uefast.measures import FAMILIES
-
-    return frozenset(FAMILIES[n].code for n in names)
-
-
-# families whose IUB / REB read the sorted judged labels: all of them (ERR, nERR: REB by the DP),
-# or the top k (DCG, nDCG, RBP: IUB by the plain routine); the other closed forms read none
-_READS_ALL = _codes("ERR", "nERR")
-_READS_TOP = _codes("DCG", "nDCG", "RBP")
 
 
 def top_k(plan: MeasurePlan) -> int:

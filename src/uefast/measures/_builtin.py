@@ -112,14 +112,14 @@ register(Family(
     source="Jarvelin & Kekalainen, TOIS 2002; Burges et al., ICML 2005 (exp gain)",
     plain=r.dcg_plain_r, tied=r.dcg_tied_r, iub=r.dcg_iub_r, reb=r.dcg_reb_r,
     paper_reb=r.dcg_paper_r, kernel_params=_dcg, params={"gain": "lin"}, choices=_LIN_EXP,
-    state=("gain_sum",)))
+    state=("gain_sum",), sorted_labels="top_k"))
 register(Family(
     name="nDCG", code=1, description="DCG / IDCG (IDCG over all judged documents)",
     formula="nDCG@k = DCG@k / IDCG@k, IDCG the DCG of the judged labels sorted descending",
     source="Jarvelin & Kekalainen, TOIS 2002", plain=r.dcg_plain_r, tied=r.dcg_tied_r,
     iub=r.dcg_iub_r, reb=r.dcg_reb_r, paper_reb=r.dcg_paper_r, kernel_params=_dcg,
     params={"gain": "lin"}, choices=_LIN_EXP, aliases=("NDCG", "ndcg"), normalised=True,
-    state=("gain_sum",),
+    state=("gain_sum",), sorted_labels="top_k",
     external={"trec_eval": "ndcg_cut", "ir_measures": "nDCG", "ntcireval": "MSnDCG"}))
 register(Family(
     name="P", code=2, description="precision at k (divides by k)",
@@ -164,12 +164,13 @@ register(Family(
     formula="ERR@k = sum_{r<=k} theta(l_r)/r prod_{j<r} (1 - theta(l_j))",
     source="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009", plain=r.err_plain_r,
     tied=r.err_tied_r, iub=r.err_iub_r, reb=r.err_reb_r, kernel_params=_err,
-    params={"lmax": None}, state=("label_max",), external={"ir_measures": "ERR"}))
+    params={"lmax": None}, state=("label_max",), sorted_labels="all",
+    external={"ir_measures": "ERR"}))
 register(Family(
     name="RBP", code=9, description="rank-biased precision (1-p) sum p^(i-1) rel_i (binary)",
     formula="RBP = (1-p) sum_{i<=k} p^(i-1) [l_i >= rel]", source="Moffat & Zobel, TOIS 2008",
     plain=r.rbp_plain_r, tied=r.rbp_tied_r, iub=r.rbp_iub_r, reb=r.rbp_reb_r,
-    kernel_params=_rbp, params={"p": 0.8, "rel": None}, always_show=("p",),
+    kernel_params=_rbp, params={"p": 0.8, "rel": None}, always_show=("p",), sorted_labels="top_k",
     external={"trec_eval": "rbp", "ir_measures": "RBP"}))
 register(Family(
     name="Success", code=10,
@@ -183,7 +184,7 @@ register(Family(
     formula="Q@k = (1/min(R,k)) sum_{r<=k} I(r) (C(r) + beta cg(r)) / (r + beta cg*(r))",
     source="Sakai, NTCIR-4 2004; Sakai & Song, SIGIR 2011 (NTCIREVAL's Q-measure)",
     plain=r.q_plain_r, tied=r.q_tied_r, iub=r.one_iub_r, reb=r.q_reb_r, kernel_params=_blended,
-    params={"beta": 1.0, "gain": "lin"}, choices=_LIN_EXP, state=("nrel", "ideal"),
+    params={"beta": 1.0, "gain": "lin"}, choices=_LIN_EXP, state=("nrel", "ideal"), sorted_labels="all",
     aliases=("Q-measure",), external={"ntcireval": "Q-measure"}))
 register(Family(
     name="nERR", code=12, description="ERR / ERR of the ideal ranking (theta = g(l)/(g(lmax)+1))",
@@ -191,13 +192,13 @@ register(Family(
     source="Chapelle et al., CIKM 2009; Sakai & Song, SIGIR 2011 (NTCIREVAL's nERR)",
     plain=r.err_plain_r, tied=r.err_tied_r, iub=r.err_iub_r, reb=r.err_reb_r,
     kernel_params=_nerr, params={"lmax": None, "gain": "lin"}, choices=_LIN_EXP,
-    state=("label_max",), normalised=True, external={"ntcireval": "nERR"}))
+    state=("label_max",), sorted_labels="all", normalised=True, external={"ntcireval": "nERR"}))
 register(Family(
     name="O", code=13, description="O-measure: the blended ratio at the first relevant document",
     formula="O@k = (1 + beta g(r1)) / (r1 + beta cg*(r1)), r1 the first relevant rank <= k",
     source="Sakai, IPSJ TOD 48(SIG9), 2007 (NTCIREVAL's O-measure)",
     plain=r.o_plain_r, tied=r.o_tied_r, iub=r.one_iub_r, reb=r.o_reb_r, kernel_params=_blended,
-    params={"beta": 1.0, "gain": "lin"}, choices=_LIN_EXP, state=("nrel", "ideal"),
+    params={"beta": 1.0, "gain": "lin"}, choices=_LIN_EXP, state=("nrel", "ideal"), sorted_labels="all",
     aliases=("O-measure",), external={"ntcireval": "O-measure"}))
 register(Family(
     name="Pplus", code=14,
@@ -206,5 +207,5 @@ register(Family(
     source="Sakai, IPSJ TOD 48(SIG9), 2007 (NTCIREVAL's P-plus)",
     plain=r.pplus_plain_r, tied=r.pplus_tied_r, iub=r.one_iub_r, reb=r.pplus_reb_r,
     kernel_params=_blended, params={"beta": 1.0, "gain": "lin"}, choices=_LIN_EXP,
-    state=("nrel", "ideal"), cutoff="none", truncatable=False, aliases=("P+", "P-plus"),
+    state=("nrel", "ideal"), sorted_labels="all", cutoff="none", truncatable=False, aliases=("P+", "P-plus"),
     external={"ntcireval": "P-plus"}))

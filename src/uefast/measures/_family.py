@@ -11,7 +11,9 @@ A :class:`Family` is everything uefast knows about one measure family, in one pl
   ``plain``, ``tied``, ``iub``, ``reb`` (Numba functions of the signatures in
   :mod:`uefast.kernels.routines`), ``paper_reb`` (the paper's REB, or None where the paper gives
   none), ``kernel_params`` (a measure and a :class:`PlanContext` -> :class:`KernelParams`);
-* the per-query state it needs -- ``state``, a subset of :data:`STATES`;
+* the per-query state it needs -- ``state``, a subset of :data:`STATES`, and ``sorted_labels``:
+  how much of the judged labels sorted descending its IUB / REB routines read ("none": closed
+  forms; "top_k": the top k, "all" without a cutoff; "all");
 * claims the tests hold it to -- ``iub_exact`` (IUB is the maximum over all orders),
   ``reb_method`` ("exact", or "monte_carlo" where no polynomial algorithm is known),
   ``truncatable`` (the value at cutoff k reads ranks <= k only), ``normalised`` (value, IUB and
@@ -92,6 +94,7 @@ class Family:
     fixed_aliases: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     external: Mapping[str, str] = field(default_factory=dict)
     state: tuple = ("nrel",)
+    sorted_labels: str = "none"
     iub_exact: bool = True
     reb_method: str = "exact"
     truncatable: bool = True
@@ -119,6 +122,8 @@ class Family:
             out.append(f"cutoff rule (one of {list(_CUTOFF_RULES)}, got {self.cutoff!r})")
         if self.reb_method not in _REB_METHODS:
             out.append(f"reb_method (one of {list(_REB_METHODS)}, got {self.reb_method!r})")
+        if self.sorted_labels not in ("none", "top_k", "all"):
+            out.append(f"sorted_labels (one of ['none', 'top_k', 'all'], got {self.sorted_labels!r})")
         bad = set(self.state) - STATES
         if bad:
             out.append(f"known state names (unknown: {sorted(bad)}; known: {sorted(STATES)})")

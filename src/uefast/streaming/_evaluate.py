@@ -19,11 +19,17 @@ __all__ = ["evaluate_stream"]
 _AGG_COLS = ("value", "iub", "reb", "ue_v1", "ue_v2")
 
 
+def _takes_label_max(m: Measure) -> bool:
+    """A measure whose grade scale defaults to the data's largest label (ERR, nERR without
+    ``lmax``: state ``label_max`` of its family)."""
+    return "label_max" in m.definition.state and m.param("lmax") is None
+
+
 def _resolve_err(mlist: list[Measure], max_label: int | None) -> tuple[list[Measure], dict]:
-    """ERR without lmax -> ERR(lmax=max(max_label, 1)), and the map back to the user's names."""
+    """ERR / nERR without lmax -> lmax=max(max_label, 1), and the map back to the user's names."""
     out, back = [], {}
     for m in mlist:
-        if m.name == "ERR" and m.param("lmax") is None:
+        if _takes_label_max(m):
             lm = max(int(max_label), 1)
             r = Measure(m.name, m.cutoff, tuple((k, lm if k == "lmax" else v) for k, v in m.params))
             if r in mlist or r in out:
@@ -193,7 +199,7 @@ def evaluate_stream(source: Any, qrels: Any = None,
 
         check_trec_score_columns(score_columns)
     src = open_source(source, int(batch_size))
-    need_err = any(m.name == "ERR" and m.param("lmax") is None for m in mlist)
+    need_err = any(_takes_label_max(m) for m in mlist)
     qrels_t = q_sorted = q_off = q_keys = None
     if trec:
         qrels_t = to_arrow(qrels, "qrels")
