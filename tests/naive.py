@@ -83,8 +83,23 @@ def err(labels, k=None, lmax=4, gtype="exp"):
     return total
 
 
-def rbp(labels, p=0.8, k=None, rel=1):
+def rbp(labels, p=0.8, k=None, rel=1, gtype="bin", lmax=4):
+    """Binary RBP, or graded with gains g(l)/g(lmax)."""
+    if gtype != "bin":
+        top = gain(lmax, gtype)
+        return (1 - p) * sum(p ** i * gain(l, gtype) / top
+                             for i, l in enumerate(labels[: cut(k, len(labels))]))
     return (1 - p) * sum(p ** i for i, l in enumerate(labels[: cut(k, len(labels))]) if l >= rel)
+
+
+def f_measure(labels, nrel, k=None, beta=1.0, rel=1):
+    """F_beta from set precision and recall of the top k (the whole list without k)."""
+    c = sum(1 for l in labels[: cut(k, len(labels))] if l >= rel)
+    if c == 0:
+        return 0.0
+    prec = c / (k if k else len(labels))
+    recall = c / nrel
+    return (1 + beta ** 2) * prec * recall / (beta ** 2 * prec + recall)
 
 
 def nerr(labels, judged, k=None, lmax=4, gtype="lin"):
@@ -135,7 +150,7 @@ def pplus(labels, judged, beta=1.0, gtype="lin"):
 #: the families this module has a reference for (tests/test_registry.py: every registered family
 #: must be here)
 REFERENCE = frozenset({"DCG", "nDCG", "P", "R", "Rprec", "SP", "AP", "RR", "ERR", "RBP",
-                       "Success", "Q", "nERR", "O", "Pplus"})
+                       "Success", "Q", "nERR", "O", "Pplus", "F", "E"})
 
 
 def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0.8, lmax=4,
@@ -171,7 +186,11 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
     if name == "Pplus":
         return pplus(labels, judged, beta, gtype)
     if name == "RBP":
-        return rbp(labels, p, k, rel)
+        return rbp(labels, p, k, rel, gtype, lmax)
+    if name == "F":
+        return f_measure(labels, nrel, k, beta, rel)
+    if name == "E":
+        return 1.0 - f_measure(labels, nrel, k, beta, rel)
     if name == "Success":
         return success(labels, k, rel)
     raise KeyError(name)

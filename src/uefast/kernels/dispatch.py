@@ -20,10 +20,18 @@ from uefast.kernels.routines import (
     dcg_plain_r,
     dcg_reb_r,
     dcg_tied_r,
+    e_iub_r,
+    e_plain_r,
+    e_reb_r,
+    e_tied_r,
     err_iub_r,
     err_plain_r,
     err_reb_r,
     err_tied_r,
+    f_iub_r,
+    f_plain_r,
+    f_reb_r,
+    f_tied_r,
     o_plain_r,
     o_reb_r,
     o_tied_r,
@@ -79,9 +87,11 @@ K_Q = 11
 K_NERR = 12
 K_O = 13
 K_PPLUS = 14
+K_F = 15
+K_E = 16
 
 #: the kernel codes the functions below handle (the registry checks a family's)
-DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
+DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 
 _jit = nb.njit(cache=True, nogil=True)
 
@@ -119,6 +129,10 @@ def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, id
         return o_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     if kind == K_PPLUS:
         return pplus_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if kind == K_F:
+        return f_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if kind == K_E:
+        return e_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     return np.nan
 
 
@@ -155,6 +169,10 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs
         return o_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     if kind == K_PPLUS:
         return pplus_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if kind == K_F:
+        return f_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if kind == K_E:
+        return e_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     return np.nan
 
 
@@ -191,6 +209,10 @@ def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
         return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     if kind == K_PPLUS:
         return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_F:
+        return f_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_E:
+        return e_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     return np.nan
 
 
@@ -227,6 +249,10 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
         return o_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     if kind == K_PPLUS:
         return pplus_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if kind == K_F:
+        return f_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if kind == K_E:
+        return e_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     return np.nan
 
 

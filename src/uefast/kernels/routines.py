@@ -26,6 +26,7 @@ import numba as nb
 
 from uefast.kernels.metrics import (
     _cut,
+    gain,
     _none_relevant,
     ap_denominator,
     dcg_plain,
@@ -294,29 +295,125 @@ def err_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     return err_tied(lab, gend, 1, n, k, fp, gtype, scratch)
 
 
-# ------------------------------------------------------------------ RBP (binary)
+# ------------------------------------------------------------------ RBP (binary or graded)
+# norm 0: binary (label >= rel); norm 1: graded, gain g(l)/g(lmax) with gain code gtype and the
+# top grade lmax passed in ``rel`` (NTCIREVAL's RBP grade g(l)/g_max)
+@_jit
+def _rbp_graded_plain(lab, n, k, gtype, lmax, p):
+    K = _cut(k, n)
+    top = gain(lmax, gtype)
+    s = 0.0
+    w = 1.0
+    for i in range(K):
+        if lab[i] > 0:
+            s += w * gain(lab[i], gtype)
+        w *= p
+    return (1.0 - p) * s / top
+
+
 @_jit
 def rbp_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    if norm == 1:
+        return _rbp_graded_plain(lab, n, k, gtype, rel, fp)
     return rbp_plain(lab, n, k, rel, fp)
 
 
 @_jit
 def rbp_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
-    return rbp_tied(lab, gend, ng, n, k, rel, fp)
+    if norm == 0:
+        return rbp_tied(lab, gend, ng, n, k, rel, fp)
+    # graded: (1-p) sum_g mean_gain(T_g) sum_{i in g, i<=K} p^(i-1), / g(lmax)
+    K = _cut(k, n)
+    s = 0.0
+    start = 0
+    w = 1.0
+    for g in range(ng):
+        end = gend[g]
+        if start >= K:
+            break
+        gs = 0.0
+        for i in range(start, end):
+            gs += gain(lab[i], gtype)
+        ws = 0.0
+        for i in range(start, end):
+            if i < K:
+                ws += w
+            w *= fp
+        s += gs / (end - start) * ws
+        start = end
+    return (1.0 - fp) * s / gain(rel, gtype)
 
 
 @_jit
 def rbp_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
-    """The relevant documents first: (1 - p) sum_{i < min(Np, K)} p^i."""
-    return rbp_plain(lab, n, k, rel, fp)
+    """The ideal ranking (the maximum, by the rearrangement inequality): binary
+    (1 - p) sum_{i < min(Np, K)} p^i; graded (1 - p) sum_{i<K} p^i g(l_(i)) / g(lmax)."""
+    return rbp_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, tabs[0:0, 0], lab[0:0])
 
 
 @_jit
 def rbp_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
-    """(Np / n)(1 - p^K)."""
+    """(Np / n)(1 - p^K) binary; (gsum / n)(1 - p^K) / g(lmax) graded."""
+    if norm == 1:
+        return gsum / n * (1.0 - fp ** _cut(k, n)) / gain(rel, gtype)
     if nrel == 0:
         return 0.0
     return nrel / n * (1.0 - fp ** _cut(k, n))
+
+
+# ------------------------------------------------------------------ F and E (van Rijsbergen)
+@_jit
+def _f_of(c, nrel, k, n, beta):
+    """F_beta = (1 + beta^2) P R / (beta^2 P + R) = (1 + beta^2) c / (beta^2 Np + k), c the
+    relevant documents among the top k (k: the whole ranked list without a cutoff), 0 if c = 0."""
+    if c <= 0.0:
+        return 0.0
+    kk = k if k > 0 else n
+    return (1.0 + beta * beta) * c / (beta * beta * nrel + kk)
+
+
+@_jit
+def f_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return _f_of(relcount_plain(lab, n, k, rel), nrel, k, n, fp)
+
+
+@_jit
+def f_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    """F is linear in c, so its tie-aware value is F of E[c]."""
+    return _f_of(relcount_tied(lab, gend, ng, n, k, rel), nrel, k, n, fp)
+
+
+@_jit
+def f_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """c = min(Np, K)."""
+    return _f_of(float(min(nrel, _cut(k, n))), nrel, k, n, fp)
+
+
+@_jit
+def f_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """E[c] = K Np / n (F is linear in c)."""
+    return _f_of(_cut(k, n) * nrel / float(n), nrel, k, n, fp)
+
+
+@_jit
+def e_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return 1.0 - f_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal)
+
+
+@_jit
+def e_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return 1.0 - f_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal)
+
+
+@_jit
+def e_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """E of the ideal ranking, 1 - F's maximum (E is lower-is-better: this is its minimum)."""
+    return 1.0 - f_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs)
+
+
+@_jit
+def e_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    return 1.0 - f_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch)
 
 
 # ------------------------------------------------------------------ Q-measure and O-measure

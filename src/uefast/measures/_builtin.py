@@ -72,7 +72,24 @@ def _ap_check(cutoff: Any, params: dict, text: str) -> None:
 
 
 def _rbp(m: Any, ctx: PlanContext) -> KernelParams:
-    return KernelParams(rel=_rel(m, ctx), fparam=float(m.param("p")))
+    g = m.param("gain")
+    if g == "bin":
+        return KernelParams(rel=_rel(m, ctx), fparam=float(m.param("p")))
+    # graded: the top grade travels in `rel`, the mode in `norm` (kernels/routines.py)
+    top = int(_lmax(m, ctx))
+    gtype = 0 if g == "lin" else ctx.exp_gtype
+    return KernelParams(gtype=gtype, rel=top, fparam=float(m.param("p")), norm=1)
+
+
+def _rbp_check(cutoff: Any, params: dict, text: str) -> None:
+    if params.get("gain", "bin") == "bin" and params.get("lmax") is not None:
+        raise MeasureParseError(f"measure {text!r}: `lmax` is for graded RBP (gain=lin or exp)")
+    if params.get("gain", "bin") != "bin" and params.get("rel") is not None:
+        raise MeasureParseError(f"measure {text!r}: `rel` is for binary RBP (gain=bin)")
+
+
+def _f(m: Any, ctx: PlanContext) -> KernelParams:
+    return KernelParams(rel=_rel(m, ctx), fparam=float(m.param("beta")))
 
 
 def _lmax(m: Any, ctx: PlanContext) -> float:
@@ -167,11 +184,16 @@ register(Family(
     params={"lmax": None}, state=("label_max",), sorted_labels="all",
     external={"ir_measures": "ERR"}))
 register(Family(
-    name="RBP", code=9, description="rank-biased precision (1-p) sum p^(i-1) rel_i (binary)",
-    formula="RBP = (1-p) sum_{i<=k} p^(i-1) [l_i >= rel]", source="Moffat & Zobel, TOIS 2008",
+    name="RBP", code=9,
+    description="rank-biased precision (1-p) sum p^(i-1) g_i (binary, or graded g(l)/g(lmax))",
+    formula="RBP = (1-p) sum_{i<=k} p^(i-1) g_i, g_i = [l_i >= rel] (gain=bin) or "
+            "g(l_i)/g(lmax) (gain=lin: l, exp: 2^l - 1; lmax: the data's top grade by default)",
+    source="Moffat & Zobel, TOIS 2008; graded as NTCIREVAL's RBP (Sakai & Kando 2008)",
     plain=r.rbp_plain_r, tied=r.rbp_tied_r, iub=r.rbp_iub_r, reb=r.rbp_reb_r,
-    kernel_params=_rbp, params={"p": 0.8, "rel": None}, always_show=("p",), sorted_labels="top_k",
-    external={"trec_eval": "rbp", "ir_measures": "RBP"}))
+    kernel_params=_rbp, params={"p": 0.8, "rel": None, "gain": "bin", "lmax": None},
+    choices={"gain": ("bin", "lin", "exp")}, check=_rbp_check, always_show=("p",),
+    sorted_labels="top_k", state=("nrel", "gain_sum", "label_max"),
+    external={"trec_eval": "rbp", "ir_measures": "RBP", "ntcireval": "RBP"}))
 register(Family(
     name="Success", code=10,
     description="1 if a relevant document is in the top k, else 0 (trec_eval success_k; Hit@k)",
@@ -209,3 +231,15 @@ register(Family(
     kernel_params=_blended, params={"beta": 1.0, "gain": "lin"}, choices=_LIN_EXP,
     state=("nrel", "ideal"), sorted_labels="all", cutoff="none", truncatable=False, aliases=("P+", "P-plus"),
     external={"ntcireval": "P-plus"}))
+register(Family(
+    name="F", code=15, description="F-measure (1+b^2) P R / (b^2 P + R) at k or over the list",
+    formula="F_beta@k = (1 + beta^2) c / (beta^2 Np + k), c the relevant documents in the top k "
+            "(no cutoff: k = the documents ranked, trec_eval's set_F)",
+    source="van Rijsbergen, Information Retrieval (1979), ch. 7; trec_eval set_F",
+    plain=r.f_plain_r, tied=r.f_tied_r, iub=r.f_iub_r, reb=r.f_reb_r, kernel_params=_f,
+    params={"beta": 1.0, "rel": None}, aliases=("F1",), external={"trec_eval": "set_F"}))
+register(Family(
+    name="E", code=16, description="E-measure, 1 - F (lower is better; IUB is its minimum)",
+    formula="E_beta@k = 1 - F_beta@k", source="van Rijsbergen, Information Retrieval (1979)",
+    plain=r.e_plain_r, tied=r.e_tied_r, iub=r.e_iub_r, reb=r.e_reb_r, kernel_params=_f,
+    params={"beta": 1.0, "rel": None}, iub_exact=False))
