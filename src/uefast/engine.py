@@ -264,8 +264,10 @@ def _max_group(offsets: np.ndarray) -> int:
 
 
 def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.ndarray,
-                 plan: MeasurePlan, max_label: int) -> JudgedStats:
-    """Run :func:`~uefast.kernels.driver.judged_pass` over the judged groups."""
+                 plan: MeasurePlan, max_label: int, collection_size: int = 0) -> JudgedStats:
+    """Run :func:`~uefast.kernels.driver.judged_pass` over the judged groups. With
+    ``collection_size`` N > 0, REB is over a collection of N documents, the unjudged ones
+    non-relevant (:mod:`uefast.universe`; every measure's family has a closed-form REB)."""
     nq, nm = len(joff) - 1, len(plan.measures)
     out = [np.zeros((nq, nm)) for _ in range(2)]
     nrel = np.zeros((nq, nm), np.int64)
@@ -276,6 +278,10 @@ def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.
     paper_k = [int(k) for meas, k, p in zip(plan.measures, plan.ks, plan.paper)
                if p and meas.name in ("DCG", "nDCG")]
     tabs = tables(max(_max_group(joff), *paper_k, 1))
+    if collection_size > 0:
+        from uefast.universe import collection_tables
+
+        tabs = collection_tables(plan, _max_group(joff), collection_size)
     joff = _ro(joff, np.int64)
     ideal = np.zeros(int(joff[-1]) if plan.keep_ideal and len(joff) else 0, np.int64)
     normed = plan.normed if plan.normed is not None else np.zeros(nm, np.bool_)
@@ -283,7 +289,8 @@ def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.
         judged_pass(joff, _ro(jperm, np.int64), has_jperm, _ro(jlab),
                     int(max(max_label, 0)), plan.kinds, plan.ks,
                     plan.gtypes, plan.rels, plan.fparams, plan.norms, plan.paper, normed,
-                    int(plan.need), int(plan.exp_gtype), bool(plan.keep_ideal), tabs,
+                    int(plan.need), int(plan.exp_gtype), bool(plan.keep_ideal),
+                    int(collection_size), tabs,
                     n_chunks(nq), out[0], out[1], nrel, idcg, nj, ideal)
     return JudgedStats(out[0], out[1], nrel, idcg, nj, joff, ideal)
 

@@ -42,6 +42,7 @@ from uefast.kernels.driver import n_chunks
 from uefast.kernels.join import pair_table, probe_pairs
 from uefast.kernels.ordering import DOC_INT
 from uefast.measures import Measure, parse_measures
+from uefast.universe import check_universe, retrieved_reb
 from uefast.ue import DEGENERATE_POLICIES, degenerate_mask, ue_scores
 
 __all__ = ["evaluate", "aggregate", "OUTPUT_SCHEMA"]
@@ -97,6 +98,8 @@ def evaluate(
     score: str = "score",
     system: str = "system",
     backend: str = "cpu",
+    reb_universe: str = "judged",
+    collection_size: int | None = None,
 ) -> pa.Table:
     """Evaluate every system on every query for every measure, with IUB, REB and UE V1/V2.
 
@@ -127,6 +130,14 @@ def evaluate(
     reb
         ``"exact"``: exact expectation under a uniformly random order of the judged documents;
         ``"paper"``: the paper's formulas (DCG summed to k, E[SP@k] = k p^2) where it has them.
+    reb_universe
+        The random ranking REB is the expectation over (:mod:`uefast.universe`): ``"judged"``
+        (a random order of the query's judged documents; on pooled TREC qrels a strong
+        baseline), ``"retrieved"`` (a random order of each run's own retrieved documents,
+        unjudged = 0), ``"collection"`` (a random order of ``collection_size`` documents, the
+        unjudged ones non-relevant; closed-form measures only). Recorded in the metadata.
+    collection_size
+        N for ``reb_universe="collection"``.
     degenerate
         UE scores of queries with IUB == REB: ``"zero"`` (spec), ``"nan"``, or ``"drop"`` (rows
         removed and listed in the metadata key ``uefast.dropped``).
@@ -171,6 +182,11 @@ def evaluate(
     if qrels is not None:
         check_trec_score_columns(score_columns)
     streamed = is_streaming_source(run)
+    mlist = parse_measures(measures)
+    n_universe = check_universe(reb_universe, collection_size, mlist, reb)
+    if streamed and reb_universe != "judged":
+        raise InputError(f"reb_universe={reb_universe!r} does not take streamed input yet; read "
+                         "it into a pyarrow.Table first")
     if queries == "intersect" and streamed:
         if backend != "cpu":
             raise InputError(f"`backend`={backend!r} does not take streamed input (a "
@@ -186,9 +202,9 @@ def evaluate(
         from uefast.streaming._source import read_source
 
         run = read_source(run)
-    mlist = parse_measures(measures)
     names = dict(qid=qid, docid=docid, label=label, score=score, system=system)
     settings = dict(measures=[str(m) for m in mlist], ue=ue, ties=ties, reb=reb,
+                    reb_universe=reb_universe, collection_size=collection_size,
                     degenerate=degenerate, rel_level=int(rel_level), queries=queries,
                     negative_labels=negative_labels, columns=names,
                     style="letor" if qrels is None else "trec", backend=backend)
@@ -197,13 +213,14 @@ def evaluate(
         raise InputError("run: the input has no rows")
     if qrels is None:
         res = _evaluate_letor(run_t, mlist, ties, reb, int(rel_level), negative_labels,
-                              score_columns, names, backend)
+                              score_columns, names, backend, n_universe)
     else:
         qrels_t = to_arrow(qrels, "qrels")
         if qrels_t.num_rows == 0:
             raise InputError("qrels: the input has no rows")
         res = _evaluate_trec(run_t, qrels_t, mlist, ties, reb, int(rel_level), queries,
-                             negative_labels, names, backend)
+                             negative_labels, names, backend, n_universe,
+                             reb_universe == "retrieved")
     settings["score_columns"] = res.info.pop("score_columns", None)
     return _build_table(res, mlist, ue, degenerate, settings)
 
@@ -232,7 +249,8 @@ def _letor_score_columns(t: pa.Table, score_columns, names) -> list[str]:
 
 
 def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, names,
-                    backend="cpu") -> _Result:
+                    backend="cpu", n_universe=0) -> _Result:
+    """LETOR style (every candidate judged: the retrieved universe is the judged one)."""
     what = "run"
     qid_arr = column(t, names["qid"], what)
     labels = label_array(column(t, names["label"], what), names["label"], what, negative)
@@ -251,7 +269,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         nq, ns = q_g.n_groups, sys_g.n_groups
         g = group_codes(scodes * nq + qcodes, ns * nq, q_g.keys)
         docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "(system, qid)")
-        judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label)
+        judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe)
         scores = score_array(column(t, cols[0], what), cols[0], what, check_nan=False)
         qref = np.arange(g.n_groups, dtype=np.int64)
         vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
@@ -266,7 +284,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
                        judged.nrel[keep], info)
     g = group_keys(qid_arr, names["qid"], what)
     docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "qid")
-    judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label)
+    judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe)
     nq = g.n_groups
     qref = np.arange(nq, dtype=np.int64)
     vals = np.empty((len(cols) * nq, len(mlist)))
@@ -326,7 +344,9 @@ def qrels_docids(qg: Grouping, q_qid: pa.Array, q_doc: pa.Array, dn: str) -> Doc
 
 
 def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negative, names,
-                   backend="cpu") -> _Result:
+                   backend="cpu", n_universe=0, retrieved=False) -> _Result:
+    """TREC style. ``n_universe``: REB over a collection of that many documents;
+    ``retrieved``: REB over each run's retrieved documents (:mod:`uefast.universe`)."""
     qn, dn = names["qid"], names["docid"]
     r_qid, r_doc = column(run_t, qn, "run"), column(run_t, dn, "run")
     q_qid, q_doc = column(qrels_t, qn, "qrels"), column(qrels_t, dn, "qrels")
@@ -366,7 +386,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     g = group_codes(codes, ns * nq, qkeys)
     docs, rising = _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)")
     plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
-    judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label)
+    judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label, n_universe)
     scores = score_array(column(run_t, names["score"], "run"), names["score"], "run")
     qref = np.tile(np.arange(nq, dtype=np.int64), ns)
     vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
@@ -379,8 +399,12 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
             "rows_evaluated": int(sizes.sum()), "run_rows_query_not_in_qrels": dropped_rows,
             "run_queries_not_in_qrels": int(len(pc.unique(rq.filter(numeric_array(qcodes < 0))))),
             "system_query_pairs_without_run_rows": int(np.count_nonzero(sizes == 0))}
+    rebs = judged.reb[q_of]
+    if retrieved:
+        rebs = retrieved_reb(g.offsets, g.perm, g.has_perm, labels, qref, plan, judged,
+                             backend)[keep]
     return _Result(sys_names, qkeys, keep // nq, q_of, vals[keep], judged.iub[q_of],
-                   judged.reb[q_of], sizes[keep], judged.n_judged[q_of], judged.nrel[q_of], info)
+                   rebs, sizes[keep], judged.n_judged[q_of], judged.nrel[q_of], info)
 
 
 def _string_join_rows(qcodes: np.ndarray, r_docs: DocIds, qg: Grouping,

@@ -160,7 +160,7 @@ def _positives(k32, lraw, n, pk, pidx):
 
 
 def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels, fparams, norms,
-                paper, normed, need, exp_gtype, keep_ideal, tabs, nchunks, out_iub, out_reb,
+                paper, normed, need, exp_gtype, keep_ideal, n_universe, tabs, nchunks, out_iub, out_reb,
                 out_nrel, out_idcg, out_nj, out_ideal):
     """For each query q (judged rows ``joff[q]:joff[q+1]``) and measure m fill
     ``out_iub[q,m]``, ``out_reb[q,m]``, ``out_nrel[q,m]`` (Np at the measure's threshold) and
@@ -172,16 +172,18 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
     IUB = the measure on the labels sorted descending; REB = its exact expectation under a
     uniformly random order (:func:`~uefast.kernels.dispatch.measure_reb`), or the paper's formula
     where ``paper`` is set and the paper has one. ``need``: how many ideal-ranking labels the
-    routines read (-1: all); ``exp_gtype``: the exponential gain code of the plan (gain sums).
+    routines read (-1: all); ``exp_gtype``: the exponential gain code of the plan (gain sums);
+    ``n_universe`` > 0: REB over a collection of that many documents (the unjudged ones
+    non-relevant; closed-form families only, :mod:`uefast.universe`), else over the judged ones.
     """
     run_chunks(_judged_chunks, nchunks, joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes,
-               rels, fparams, norms, paper, normed, need, exp_gtype, keep_ideal, tabs, nchunks,
+               rels, fparams, norms, paper, normed, need, exp_gtype, keep_ideal, n_universe, tabs, nchunks,
                out_iub, out_reb, out_nrel, out_idcg, out_nj, out_ideal)
 
 
 @nb.njit(cache=True, nogil=True)
 def _judged_chunks(c0, c1, joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels,
-                   fparams, norms, paper, normed, need, exp_gtype, keep_ideal, tabs, nchunks,
+                   fparams, norms, paper, normed, need, exp_gtype, keep_ideal, n_universe, tabs, nchunks,
                    out_iub, out_reb, out_nrel, out_idcg, out_nj, out_ideal):
     """:func:`judged_pass` over chunks ``c0 .. c1 - 1`` (of ``nchunks``)."""
     nq = joff.shape[0] - 1
@@ -284,7 +286,8 @@ def _judged_chunks(c0, c1, joff, jperm, has_jperm, jlab, max_label, kinds, ks, g
                 iub = measure_iub(kind, lab, n, ks[m], gtypes[m], rel, fparams[m], norms[m],
                                   nrel, tabs)
                 gsum = gsum_exp if gtypes[m] >= 1 else gsum_lin
-                reb = measure_reb(kind, lab, n, ks[m], gtypes[m], rel, fparams[m], norms[m],
+                nu = n if n_universe <= 0 else n_universe
+                reb = measure_reb(kind, lab, nu, ks[m], gtypes[m], rel, fparams[m], norms[m],
                                   nrel, tabs, gsum, gend, scratch)
                 if paper[m]:
                     reb = paper_reb(kind, n, ks[m], norms[m], nrel, tabs, gsum, reb)

@@ -49,6 +49,16 @@ from uefast.kernels.sakai import o_plain, o_tied, pplus_plain, pplus_tied, q_pla
 _jit = nb.njit(cache=True, nogil=True)
 
 
+@_jit
+def _at(tabs, row, K):
+    """``tabs[row, K]``, or the last column where K is beyond the table: the REB of a collection
+    of N documents (``reb_universe="collection"``) needs the sums at K = N only, which the
+    engine puts there (:func:`uefast.universe.collection_tables`) instead of N columns."""
+    if K < tabs.shape[1]:
+        return tabs[row, K]
+    return tabs[row, tabs.shape[1] - 1]
+
+
 # ------------------------------------------------------------------ DCG / nDCG (nDCG: DCG, then / IDCG)
 @_jit
 def dcg_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
@@ -69,7 +79,7 @@ def dcg_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
 @_jit
 def dcg_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """E[DCG@k] = (gsum / n) sum_{i<=K} d(i) (SPEC_math §1)."""
-    return gsum / n * tabs[1, _cut(k, n)]
+    return gsum / n * _at(tabs, 1, _cut(k, n))
 
 
 # ------------------------------------------------------------------ P, R, R-prec
@@ -160,7 +170,7 @@ def _sp_reb(n, k, nrel, tabs):
     a = nrel / n
     b = nrel * (nrel - 1.0) / (n * (n - 1.0)) if n > 1 else 0.0
     K = _cut(k, n)
-    return b * K + (a - b) * tabs[2, K]
+    return b * K + (a - b) * _at(tabs, 2, K)
 
 
 @_jit

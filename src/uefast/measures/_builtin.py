@@ -129,7 +129,7 @@ register(Family(
     source="Jarvelin & Kekalainen, TOIS 2002; Burges et al., ICML 2005 (exp gain)",
     plain=r.dcg_plain_r, tied=r.dcg_tied_r, iub=r.dcg_iub_r, reb=r.dcg_reb_r,
     paper_reb=r.dcg_paper_r, kernel_params=_dcg, params={"gain": "lin"}, choices=_LIN_EXP,
-    state=("gain_sum",), sorted_labels="top_k"))
+    state=("gain_sum",), sorted_labels="top_k", collection_reb="closed"))
 register(Family(
     name="nDCG", code=1, description="DCG / IDCG (IDCG over all judged documents)",
     formula="nDCG@k = DCG@k / IDCG@k, IDCG the DCG of the judged labels sorted descending",
@@ -137,30 +137,35 @@ register(Family(
     iub=r.dcg_iub_r, reb=r.dcg_reb_r, paper_reb=r.dcg_paper_r, kernel_params=_dcg,
     params={"gain": "lin"}, choices=_LIN_EXP, aliases=("NDCG", "ndcg"), normalised=True,
     state=("gain_sum",), sorted_labels="top_k",
-    external={"trec_eval": "ndcg_cut", "ir_measures": "nDCG", "ntcireval": "MSnDCG"}))
+    external={"trec_eval": "ndcg_cut", "ir_measures": "nDCG", "ntcireval": "MSnDCG"},
+    collection_reb="closed"))
 register(Family(
     name="P", code=2, description="precision at k (divides by k)",
     formula="P@k = (1/k) sum_{i<=k} [l_i >= rel]", source="textbook (Manning et al. 2008, ch. 8)",
     plain=r.p_plain_r, tied=r.p_tied_r, iub=r.p_iub_r, reb=r.p_reb_r, kernel_params=_binary,
     params={"rel": None}, cutoff="required", aliases=("Precision",),
-    external={"trec_eval": "P", "ir_measures": "P", "ntcireval": "Precision"}))
+    external={"trec_eval": "P", "ir_measures": "P", "ntcireval": "Precision"},
+    collection_reb="closed"))
 register(Family(
     name="R", code=3, description="recall at k (relevant in top k / Np)",
     formula="R@k = (1/Np) sum_{i<=k} [l_i >= rel]", source="textbook (Manning et al. 2008, ch. 8)",
     plain=r.r_plain_r, tied=r.r_tied_r, iub=r.r_iub_r, reb=r.r_reb_r, kernel_params=_binary,
     params={"rel": None}, cutoff="required", aliases=("Recall",),
-    external={"trec_eval": "recall", "ir_measures": "R"}))
+    external={"trec_eval": "recall", "ir_measures": "R"},
+    collection_reb="closed"))
 register(Family(
     name="Rprec", code=4, description="precision at rank Np",
     formula="R-prec = P@Np", source="trec_eval (Buckley & Voorhees 2000)",
     plain=r.rprec_plain_r, tied=r.rprec_tied_r, iub=r.one_iub_r, reb=r.rprec_reb_r,
     kernel_params=_binary, params={"rel": None}, cutoff="none", aliases=("RPrec", "R-prec"),
-    truncatable=False, external={"trec_eval": "Rprec", "ir_measures": "Rprec"}))
+    truncatable=False, external={"trec_eval": "Rprec", "ir_measures": "Rprec"},
+    collection_reb="closed"))
 register(Family(
     name="SP", code=5, description="sum of precisions at relevant ranks, sum_i Prec(i) rel_i",
     formula="SP@k = sum_{i<=k} Prec(i) [l_i >= rel]", source=_SANTU,
     plain=r.sp_plain_r, tied=r.sp_tied_r, iub=r.sp_iub_r, reb=r.sp_reb_r,
-    paper_reb=r.sp_paper_r, kernel_params=_binary, params={"rel": None}, aliases=("MSP",)))
+    paper_reb=r.sp_paper_r, kernel_params=_binary, params={"rel": None}, aliases=("MSP",),
+    collection_reb="closed"))
 register(Family(
     name="AP", code=6, description="average precision, SP@k / norm (trec_eval map, map_cut)",
     formula="AP@k = SP@k / {Np (norm=rel), k (norm=k), min(Np, k) (norm=min)}",
@@ -169,13 +174,15 @@ register(Family(
     paper_reb=r.ap_paper_r, kernel_params=_ap, params={"rel": None, "norm": "rel"},
     choices={"norm": ("rel", "k", "min")}, aliases=("MAP", "map"),
     fixed_aliases={"PaperAP": {"norm": "k"}}, check=_ap_check,
-    external={"trec_eval": "map", "ir_measures": "AP", "ntcireval": "AP"}))
+    external={"trec_eval": "map", "ir_measures": "AP", "ntcireval": "AP"},
+    collection_reb="closed"))
 register(Family(
     name="RR", code=7, description="reciprocal rank of the first relevant document",
     formula="RR@k = 1 / (rank of the first relevant document within k), 0 if none",
     source="Voorhees, TREC-8 QA 1999", plain=r.rr_plain_r, tied=r.rr_tied_r, iub=r.one_iub_r,
     reb=r.rr_reb_r, kernel_params=_binary, params={"rel": None}, aliases=("MRR", "recip_rank"),
-    external={"trec_eval": "recip_rank", "ir_measures": "RR", "ntcireval": "RR"}))
+    external={"trec_eval": "recip_rank", "ir_measures": "RR", "ntcireval": "RR"},
+    collection_reb="cutoff"))
 register(Family(
     name="ERR", code=8, description="expected reciprocal rank, theta(l) = (2^l-1)/2^lmax",
     formula="ERR@k = sum_{r<=k} theta(l_r)/r prod_{j<r} (1 - theta(l_j))",
@@ -192,7 +199,7 @@ register(Family(
     plain=r.rbp_plain_r, tied=r.rbp_tied_r, iub=r.rbp_iub_r, reb=r.rbp_reb_r,
     kernel_params=_rbp, params={"p": 0.8, "rel": None, "gain": "bin", "lmax": None},
     choices={"gain": ("bin", "lin", "exp")}, check=_rbp_check, always_show=("p",),
-    sorted_labels="top_k", state=("nrel", "gain_sum", "label_max"),
+    sorted_labels="top_k", state=("nrel", "gain_sum", "label_max"), collection_reb="closed",
     external={"trec_eval": "rbp", "ir_measures": "RBP", "ntcireval": "RBP"}))
 register(Family(
     name="Success", code=10,
@@ -200,7 +207,8 @@ register(Family(
     formula="Success@k = [some l_i >= rel, i <= k]", source="trec_eval success",
     plain=r.success_plain_r, tied=r.success_tied_r, iub=r.one_iub_r, reb=r.success_reb_r,
     kernel_params=_binary, params={"rel": None}, cutoff="required", aliases=("Hit", "success"),
-    external={"trec_eval": "success", "ir_measures": "Success", "ntcireval": "Hit"}))
+    external={"trec_eval": "success", "ir_measures": "Success", "ntcireval": "Hit"},
+    collection_reb="cutoff"))
 register(Family(
     name="Q", code=11, description="Q-measure: AP with the blended ratio (graded; beta=1)",
     formula="Q@k = (1/min(R,k)) sum_{r<=k} I(r) (C(r) + beta cg(r)) / (r + beta cg*(r))",
@@ -237,9 +245,11 @@ register(Family(
             "(no cutoff: k = the documents ranked, trec_eval's set_F)",
     source="van Rijsbergen, Information Retrieval (1979), ch. 7; trec_eval set_F",
     plain=r.f_plain_r, tied=r.f_tied_r, iub=r.f_iub_r, reb=r.f_reb_r, kernel_params=_f,
-    params={"beta": 1.0, "rel": None}, aliases=("F1",), external={"trec_eval": "set_F"}))
+    params={"beta": 1.0, "rel": None}, aliases=("F1",), external={"trec_eval": "set_F"},
+    collection_reb="cutoff"))
 register(Family(
     name="E", code=16, description="E-measure, 1 - F (lower is better; IUB is its minimum)",
     formula="E_beta@k = 1 - F_beta@k", source="van Rijsbergen, Information Retrieval (1979)",
     plain=r.e_plain_r, tied=r.e_tied_r, iub=r.e_iub_r, reb=r.e_reb_r, kernel_params=_f,
-    params={"beta": 1.0, "rel": None}, iub_exact=False))
+    params={"beta": 1.0, "rel": None}, iub_exact=False,
+    collection_reb="cutoff"))

@@ -17,7 +17,10 @@ A :class:`Family` is everything uefast knows about one measure family, in one pl
 * claims the tests hold it to -- ``iub_exact`` (IUB is the maximum over all orders),
   ``reb_method`` ("exact", or "monte_carlo" where no polynomial algorithm is known),
   ``truncatable`` (the value at cutoff k reads ranks <= k only), ``normalised`` (value, IUB and
-  REB divided by the raw IUB, as nDCG and nERR).
+  REB divided by the raw IUB, as nDCG and nERR), ``collection_reb`` (whether its REB routine is a
+  closed form in (n, Np, gain sum, K) that may be evaluated with n = a collection's size N:
+  "closed" always, "cutoff" with a cutoff (O(k) per query), "none": ``reb_universe="collection"``
+  refuses it).
 
 :func:`register` refuses a family that lacks a piece (naming every missing piece), clashes with a
 registered name or alias, or has a kernel code the dispatch does not handle. The reference
@@ -99,6 +102,7 @@ class Family:
     reb_method: str = "exact"
     truncatable: bool = True
     normalised: bool = False
+    collection_reb: str = "none"
     check: Callable[[Any, str], None] | None = None
 
     # the names the pre-registry code used
@@ -122,6 +126,9 @@ class Family:
             out.append(f"cutoff rule (one of {list(_CUTOFF_RULES)}, got {self.cutoff!r})")
         if self.reb_method not in _REB_METHODS:
             out.append(f"reb_method (one of {list(_REB_METHODS)}, got {self.reb_method!r})")
+        if self.collection_reb not in ("none", "closed", "cutoff"):
+            out.append(f"collection_reb (one of ['none', 'closed', 'cutoff'], got "
+                       f"{self.collection_reb!r})")
         if self.sorted_labels not in ("none", "top_k", "all"):
             out.append(f"sorted_labels (one of ['none', 'top_k', 'all'], got {self.sorted_labels!r})")
         bad = set(self.state) - STATES
