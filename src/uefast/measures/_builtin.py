@@ -137,21 +137,22 @@ register(Family(
     iub=r.dcg_iub_r, reb=r.dcg_reb_r, paper_reb=r.dcg_paper_r, kernel_params=_dcg,
     params={"gain": "lin"}, choices=_LIN_EXP, aliases=("NDCG", "ndcg"), normalised=True,
     state=("gain_sum",), sorted_labels="top_k",
-    external={"trec_eval": "ndcg_cut", "ir_measures": "nDCG", "ntcireval": "MSnDCG"},
+    external={"trec_eval_alias": "ndcg", "trec_eval_cut": "ndcg_cut_{k}",
+              "ir_measures": "nDCG", "ntcireval": "MSnDCG"},
     collection_reb="closed"))
 register(Family(
     name="P", code=2, description="precision at k (divides by k)",
     formula="P@k = (1/k) sum_{i<=k} [l_i >= rel]", source="textbook (Manning et al. 2008, ch. 8)",
     plain=r.p_plain_r, tied=r.p_tied_r, iub=r.p_iub_r, reb=r.p_reb_r, kernel_params=_binary,
     params={"rel": None}, cutoff="required", aliases=("Precision",),
-    external={"trec_eval": "P", "ir_measures": "P", "ntcireval": "Precision"},
+    external={"trec_eval_cut": "P_{k}", "ir_measures": "P", "ntcireval": "Precision"},
     collection_reb="closed"))
 register(Family(
     name="R", code=3, description="recall at k (relevant in top k / Np)",
     formula="R@k = (1/Np) sum_{i<=k} [l_i >= rel]", source="textbook (Manning et al. 2008, ch. 8)",
     plain=r.r_plain_r, tied=r.r_tied_r, iub=r.r_iub_r, reb=r.r_reb_r, kernel_params=_binary,
     params={"rel": None}, cutoff="required", aliases=("Recall",),
-    external={"trec_eval": "recall", "ir_measures": "R"},
+    external={"trec_eval_cut": "recall_{k}", "ir_measures": "R"},
     collection_reb="closed"))
 register(Family(
     name="Rprec", code=4, description="precision at rank Np",
@@ -174,7 +175,8 @@ register(Family(
     paper_reb=r.ap_paper_r, kernel_params=_ap, params={"rel": None, "norm": "rel"},
     choices={"norm": ("rel", "k", "min")}, aliases=("MAP", "map"),
     fixed_aliases={"PaperAP": {"norm": "k"}}, check=_ap_check,
-    external={"trec_eval": "map", "ir_measures": "AP", "ntcireval": "AP"},
+    external={"trec_eval": "map", "trec_eval_cut": "map_cut_{k}", "ir_measures": "AP",
+              "ntcireval": "AP"},
     collection_reb="closed"))
 register(Family(
     name="RR", code=7, description="reciprocal rank of the first relevant document",
@@ -200,14 +202,14 @@ register(Family(
     kernel_params=_rbp, params={"p": 0.8, "rel": None, "gain": "bin", "lmax": None},
     choices={"gain": ("bin", "lin", "exp")}, check=_rbp_check, always_show=("p",),
     sorted_labels="top_k", state=("nrel", "gain_sum", "label_max"), collection_reb="closed",
-    external={"trec_eval": "rbp", "ir_measures": "RBP", "ntcireval": "RBP"}))
+    external={"trec_eval_other": "rbp", "ir_measures": "RBP", "ntcireval": "RBP"}))
 register(Family(
     name="Success", code=10,
     description="1 if a relevant document is in the top k, else 0 (trec_eval success_k; Hit@k)",
     formula="Success@k = [some l_i >= rel, i <= k]", source="trec_eval success",
     plain=r.success_plain_r, tied=r.success_tied_r, iub=r.one_iub_r, reb=r.success_reb_r,
     kernel_params=_binary, params={"rel": None}, cutoff="required", aliases=("Hit", "success"),
-    external={"trec_eval": "success", "ir_measures": "Success", "ntcireval": "Hit"},
+    external={"trec_eval_cut": "success_{k}", "ir_measures": "Success", "ntcireval": "Hit"},
     collection_reb="cutoff"))
 register(Family(
     name="Q", code=11, description="Q-measure: AP with the blended ratio (graded; beta=1)",
@@ -245,7 +247,7 @@ register(Family(
             "(no cutoff: k = the documents ranked, trec_eval's set_F)",
     source="van Rijsbergen, Information Retrieval (1979), ch. 7; trec_eval set_F",
     plain=r.f_plain_r, tied=r.f_tied_r, iub=r.f_iub_r, reb=r.f_reb_r, kernel_params=_f,
-    params={"beta": 1.0, "rel": None}, aliases=("F1",), external={"trec_eval": "set_F"},
+    params={"beta": 1.0, "rel": None}, aliases=("F1",), external={"trec_eval_other": "set_F"},
     collection_reb="cutoff"))
 register(Family(
     name="E", code=16, description="E-measure, 1 - F (lower is better; IUB is its minimum)",

@@ -3,7 +3,10 @@
 A :class:`Family` is everything uefast knows about one measure family, in one place:
 
 * identity -- ``name``, ``description``, ``formula``, ``source``, ``aliases`` (and aliases that fix
-  a parameter, ``fixed_aliases``), ``external`` names (trec_eval, ir_measures, NTCIREVAL);
+  a parameter, ``fixed_aliases``), ``external`` names: ``ir_measures``, ``ntcireval``, and for
+  trec_eval ``trec_eval`` (the printed name of the measure without a cutoff, same values: the
+  ``uefast trec_eval --ue`` bridge), ``trec_eval_cut`` (the printed name with cutoff k, a
+  ``{k}`` template, same values), ``trec_eval_alias`` / ``trec_eval_other`` (names only);
 * parameters -- ``params`` (name -> default), ``choices`` (name -> allowed values), the
   ``cutoff`` rule ("optional", "required", "none"), ``always_show`` (printed even at the default),
   ``check`` (a cross-parameter rule, e.g. AP(norm=k) needs a cutoff);
