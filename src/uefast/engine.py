@@ -19,7 +19,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from uefast.errors import InputError
 from uefast.inputs import (
     _EMPTY_B,
     _EMPTY_I,
@@ -32,7 +31,7 @@ from uefast.inputs import (
     string_buffers,
 )
 from uefast.inputs import kernel_array as _ro
-from uefast.kernels.driver import judged_pass, n_chunks, ranking_pass
+from uefast.kernels.driver import judged_pass, n_chunks
 from uefast.kernels.grouping import counting_sort, find_duplicate, run_starts_bytes, run_starts_int
 from uefast.kernels.docrank import docid_byte_ranks
 from uefast.kernels.ordering import DOC_BYTES, DOC_INT, DOC_NONE, TIE_DOCID, TIE_EXPECTED, TIE_INPUT
@@ -308,33 +307,20 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
     The kernel counts NaN scores as it reads them (NaN has no rank): with ``nan_error`` given,
     ``nan_error(first NaN row)`` is raised when there is one (callers that evaluate every row
     skip their own pass over the scores); without it the caller must have checked.
-    ``backend="cuda"``: ranked on an NVIDIA GPU (:mod:`uefast.gpu`), same values."""
-    nseg = len(offsets) - 1
+    ``backend``: the ranking backend (:mod:`uefast.backends`: ``"cpu"``, or ``"cuda"`` on an
+    NVIDIA GPU through :mod:`uefast.gpu`, same values)."""
+    from uefast.backends import get_backend
+
     tabs = tables(max(_max_group(offsets), 1))  # ranks beyond a segment's length: never read
     scores = _ro(scores, np.float64)
     kd = _kernel_docs(docs, ties)
     ioff, ideal = _ideal_state(judged)
-    if backend == "cuda":
-        from uefast.gpu import rank_values_cuda
-
-        out, nan = rank_values_cuda(
-            offsets, perm, has_perm, labels, scores, qref, TIE_MODES[ties], kd.mode, kd.ints,
-            kd.offsets, kd.data, (plan.kinds, plan.ks, plan.gtypes, plan.rels, plan.fparams,
-                                  plan.norms), judged.nrel, judged.idcg, ioff, ideal, tabs)
-    else:
-        out = np.zeros((nseg, len(plan.measures)))
-        nch = n_chunks(nseg)
-        nan = np.zeros(nch, np.int64)
-        with KERNEL_LOCK:
-            ranking_pass(_ro(offsets, np.int64), _ro(perm, np.int64), has_perm, _ro(labels),
-                         scores, scores.view(np.int64), _ro(qref, np.int64), TIE_MODES[ties],
-                         kd.mode, kd.ints, kd.offsets, kd.data, plan.kinds, plan.ks, plan.gtypes,
-                         plan.rels, plan.fparams, plan.norms, judged.nrel, judged.idcg, ioff,
-                         ideal, tabs,
-                         nch, float(COUNTING_FACTOR), bool(COUNTING_F32), int(SORT_NETWORK),
-                         top_k(plan) if TOP_K else 0,
-                         _NO_RISING if doc_rising is None else _ro(doc_rising, np.uint8), out,
-                         nan)
+    knobs = {"counting_factor": float(COUNTING_FACTOR), "f32": bool(COUNTING_F32),
+             "sortnet": int(SORT_NETWORK), "top_k": top_k(plan) if TOP_K else 0}
+    out, nan = get_backend(backend).rank(
+        _ro(offsets, np.int64), _ro(perm, np.int64), has_perm, _ro(labels), scores,
+        _ro(qref, np.int64), TIE_MODES[ties], kd, plan, judged, ioff, ideal, tabs,
+        _NO_RISING if doc_rising is None else _ro(doc_rising, np.uint8), knobs)
     if nan_error is not None and nan.any():
         raise nan_error(first_nan(scores))
     return out

@@ -13,7 +13,6 @@ from uefast.engine import (
     KERNEL_LOCK,
     Grouping,
     docid_ranks,
-    duplicate_docid,
     group_codes,
     group_keys,
     judged_stats,
@@ -24,7 +23,6 @@ from uefast.errors import InputError, RowError
 from uefast.inputs import (
     DocIds,
     check_same_kind,
-    explicit_score_columns,
     column,
     docids,
     kernel_array,
@@ -41,20 +39,20 @@ from uefast.inputs import (
 from uefast.kernels.driver import n_chunks
 from uefast.kernels.join import pair_table, probe_pairs
 from uefast.kernels.ordering import DOC_INT
-from uefast.measures import Measure, parse_measures
-from uefast.universe import check_universe, retrieved_reb
-from uefast.ue import DEGENERATE_POLICIES, degenerate_mask, ue_scores
+from uefast.measures import Measure
+from uefast.options import BACKENDS, NEGATIVE, QUERIES, REB, TIES, EvalOptions, check_choice
+from uefast.universe import retrieved_reb
+from uefast._tables import check_trec_score_columns, qrels_docids
+from uefast._tables import letor_score_columns as _letor_score_columns
+from uefast.ue import degenerate_mask, ue_scores
 
 __all__ = ["evaluate", "aggregate", "OUTPUT_SCHEMA"]
 
 OUTPUT_COLUMNS = ("system", "qid", "measure", "value", "iub", "reb", "ue_v1", "ue_v2",
                   "n_docs", "n_judged", "n_rel")
 OUTPUT_SCHEMA = "data_schemas/evaluate_output.md"
-_TIES = ("trec_eval", "input", "expected")
-_REB = ("exact", "paper")
-_QUERIES = ("intersect", "qrels")
-_NEGATIVE = ("clamp", "error")
-_BACKENDS = ("cpu", "cuda")
+# the option choices, declared once (uefast.options); the old names kept for importers
+_TIES, _REB, _QUERIES, _NEGATIVE, _BACKENDS = TIES, REB, QUERIES, NEGATIVE, BACKENDS
 
 
 @dataclass
@@ -74,9 +72,7 @@ class _Result:
     info: dict
 
 
-def _check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
-    if value not in choices:
-        raise InputError(f"`{name}` must be one of {list(choices)}, got {value!r}")
+_check_choice = check_choice
 
 
 def evaluate(
@@ -163,27 +159,19 @@ def evaluate(
         Metadata: ``uefast.version``, ``uefast.settings`` (JSON), ``uefast.info`` (JSON row
         accounting), ``uefast.dropped`` (JSON). Use :func:`aggregate` for means over queries.
     """
-    _check_choice("ties", ties, _TIES)
-    _check_choice("reb", reb, _REB)
-    _check_choice("degenerate", degenerate, DEGENERATE_POLICIES)
-    _check_choice("queries", queries, _QUERIES)
-    _check_choice("negative_labels", negative_labels, _NEGATIVE)
-    _check_choice("backend", backend, _BACKENDS)
-    if isinstance(rel_level, bool) or not isinstance(rel_level, (int, np.integer)) or rel_level < 1:
-        raise InputError(f"`rel_level` must be an integer >= 1, got {rel_level!r}")
     from uefast.streaming import evaluate_stream, is_streaming_source
 
-    if backend == "cuda":
-        from uefast.gpu import cuda_unavailable_reason
-
-        reason = cuda_unavailable_reason()
-        if reason is not None:
-            raise InputError(f"`backend`='cuda' cannot run here: {reason}")
+    names = dict(qid=qid, docid=docid, label=label, score=score, system=system)
+    opts = EvalOptions(measures=measures, ue=ue, ties=ties, reb=reb, reb_universe=reb_universe,
+                       collection_size=collection_size, degenerate=degenerate,
+                       rel_level=rel_level, queries=queries, negative_labels=negative_labels,
+                       score_columns=score_columns, columns=names, backend=backend).validated()
+    mlist = list(opts.measures)
+    n_universe = opts.n_universe
+    rel_level = opts.rel_level
     if qrels is not None:
         check_trec_score_columns(score_columns)
     streamed = is_streaming_source(run)
-    mlist = parse_measures(measures)
-    n_universe = check_universe(reb_universe, collection_size, mlist, reb)
     if streamed and reb_universe != "judged":
         raise InputError(f"reb_universe={reb_universe!r} does not take streamed input yet; read "
                          "it into a pyarrow.Table first")
@@ -202,12 +190,7 @@ def evaluate(
         from uefast.streaming._source import read_source
 
         run = read_source(run)
-    names = dict(qid=qid, docid=docid, label=label, score=score, system=system)
-    settings = dict(measures=[str(m) for m in mlist], ue=ue, ties=ties, reb=reb,
-                    reb_universe=reb_universe, collection_size=collection_size,
-                    degenerate=degenerate, rel_level=int(rel_level), queries=queries,
-                    negative_labels=negative_labels, columns=names,
-                    style="letor" if qrels is None else "trec", backend=backend)
+    settings = opts.settings("letor" if qrels is None else "trec")
     run_t = to_arrow(run, "run")
     if run_t.num_rows == 0:
         raise InputError("run: the input has no rows")
@@ -226,28 +209,6 @@ def evaluate(
 
 
 # ----------------------------------------------------------------------------- LETOR style
-def check_trec_score_columns(score_columns) -> None:
-    """``score_columns`` names the systems of a LETOR-style table; a TREC-style run (qrels given)
-    has its one score column (``score=``) and its systems in a ``system`` column."""
-    if score_columns is not None:
-        raise InputError(f"`score_columns`={score_columns!r} applies to LETOR-style input "
-                         "(qrels=None); a TREC-style run names its score column with score=... "
-                         "and its systems in a `system` column")
-
-
-def _letor_score_columns(t: pa.Table, score_columns, names) -> list[str]:
-    if score_columns is not None:
-        return explicit_score_columns(score_columns, t.column_names, names["system"])
-    if names["system"] in t.column_names:
-        return [names["score"]]
-    keys = {names["qid"], names["docid"], names["label"], names["system"]}
-    cols = [f.name for f in t.schema if f.name not in keys and pa.types.is_floating(f.type)]
-    if not cols:
-        raise InputError(f"run: no score column found (floating-point columns other than "
-                         f"{sorted(keys)}); columns are {t.column_names}; pass score_columns=")
-    return cols
-
-
 def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, names,
                     backend="cpu", n_universe=0) -> _Result:
     """LETOR style (every candidate judged: the retrieved universe is the judged one)."""
@@ -332,17 +293,6 @@ def _check_duplicates(g: Grouping, docs, doc_arr, docid_name: str, what: str,
 
 
 # ----------------------------------------------------------------------------- TREC style
-def qrels_docids(qg: Grouping, q_qid: pa.Array, q_doc: pa.Array, dn: str) -> DocIds:
-    """The qrels docids (:func:`docids`), a (qid, docid) judged twice refused (rows of the
-    qrels; the streaming layer checks the whole qrels with it up front)."""
-    qdocs = docids(q_doc, dn, "qrels")
-    r, o = duplicate_docid(qg, qdocs)
-    if r >= 0:
-        raise RowError("qrels", f"duplicate judgment for qid {q_qid[r].as_py()!r} docid "
-                       f"{q_doc[r].as_py()!r}: rows ", o, " and ", r)
-    return qdocs
-
-
 def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negative, names,
                    backend="cpu", n_universe=0, retrieved=False) -> _Result:
     """TREC style. ``n_universe``: REB over a collection of that many documents;
