@@ -201,6 +201,7 @@ register(Family(
     plain=r.rbp_plain_r, tied=r.rbp_tied_r, iub=r.rbp_iub_r, reb=r.rbp_reb_r,
     kernel_params=_rbp, params={"p": 0.8, "rel": None, "gain": "bin", "lmax": None},
     choices={"gain": ("bin", "lin", "exp")}, check=_rbp_check, always_show=("p",),
+    label_max_rule=lambda m: m.param("gain") != "bin",
     sorted_labels="top_k", state=("nrel", "gain_sum", "label_max"), collection_reb="closed",
     external={"trec_eval_other": "rbp", "ir_measures": "RBP", "ntcireval": "RBP"}))
 register(Family(

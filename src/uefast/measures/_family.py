@@ -107,6 +107,14 @@ class Family:
     normalised: bool = False
     collection_reb: str = "none"
     check: Callable[[Any, str], None] | None = None
+    label_max_rule: Callable[[Any], bool] | None = None
+
+    def takes_label_max(self, m: Any) -> bool:
+        """Whether measure ``m`` of this family takes its top grade from the data (state
+        ``label_max``, no explicit ``lmax``; ``label_max_rule`` narrows it, e.g. graded RBP only)."""
+        if "label_max" not in self.state or m.param("lmax") is not None:
+            return False
+        return self.label_max_rule is None or bool(self.label_max_rule(m))
 
     # the names the pre-registry code used
     @property

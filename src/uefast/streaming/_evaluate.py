@@ -23,7 +23,7 @@ _AGG_COLS = ("value", "iub", "reb", "ue_v1", "ue_v2")
 def _takes_label_max(m: Measure) -> bool:
     """A measure whose grade scale defaults to the data's largest label (ERR, nERR without
     ``lmax``: state ``label_max`` of its family)."""
-    return "label_max" in m.definition.state and m.param("lmax") is None
+    return m.definition.takes_label_max(m)
 
 
 def _resolve_err(mlist: list[Measure], max_label: int | None) -> tuple[list[Measure], dict]:
