@@ -358,7 +358,7 @@ def rbp_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, i
 def rbp_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """The ideal ranking (the maximum, by the rearrangement inequality): binary
     (1 - p) sum_{i < min(Np, K)} p^i; graded (1 - p) sum_{i<K} p^i g(l_(i)) / g(lmax)."""
-    return rbp_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, tabs[0:0, 0], lab[0:0])
+    return rbp_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, lab[0:0], lab[0:0])
 
 
 @_jit

@@ -29,18 +29,11 @@ import math
 
 import numba as nb
 
-from uefast.kernels.metrics import gain
+from uefast.kernels.metrics import _cut, gain
 
 __all__ = ["q_plain", "q_tied", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
 
 _jit = nb.njit(cache=True, nogil=True)
-
-
-@_jit
-def _cut(k, n):
-    if k <= 0 or k > n:
-        return n
-    return k
 
 
 @_jit
