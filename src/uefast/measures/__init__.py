@@ -66,13 +66,16 @@ def __getattr__(name: str):
 
 def describe_measures() -> str:
     """A plain-text table of the registered measures (``uefast evaluate --list-measures``): name,
-    cutoff rule, parameters, how REB is computed (exact / Monte Carlo) and the description."""
-    lines = []
-    width = max(len(name) for name in FAMILIES)
+    cutoff rule, parameters, how REB is computed (exact / Monte Carlo), whether
+    ``reb_universe="collection"`` takes it, and the description."""
+    rows = []
     for name, d in FAMILIES.items():
-        params = ", ".join(f"{k}={v}" for k, v in d.params.items())
+        params = ", ".join(f"{k}={v}" for k, v in d.params.items()) or "-"
         cut = {"optional": "@k optional", "required": "@k required", "none": "no cutoff"}[d.cutoff]
         reb = "REB exact" if d.reb_method == "exact" else "REB Monte Carlo"
-        lines.append(f"{name:<{width}} {cut:<12} {params:<22} {reb:<15} {d.description}")
+        coll = {"closed": "collection", "cutoff": "collection@k", "none": "-"}[d.collection_reb]
+        rows.append((name, cut, params, reb, coll, d.description))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = ["  ".join(f"{c:<{w}}" for c, w in zip(r[:5], widths)) + "  " + r[5] for r in rows]
     lines.append("aliases: " + ", ".join(f"{a}->{v[0]}" for a, v in ALIASES.items()))
     return "\n".join(lines)
