@@ -47,9 +47,13 @@ from uefast.kernels.metrics import (
 from uefast.kernels.sakai import o_plain, o_tied, pplus_plain, pplus_tied, q_plain, q_tied
 
 _jit = nb.njit(cache=True, nogil=True)
+# the uniform wrappers are inlined into the dispatch at Numba IR level: the dispatch then calls
+# the primitives directly, as the kernels did before the registry (an extra call level per
+# measure and segment cost the core benchmark ~10% CPU time)
+_wrap = nb.njit(cache=True, nogil=True, inline="always")
 
 
-@_jit
+@_wrap
 def _at(tabs, row, K):
     """``tabs[row, K]``, or the last column where K is beyond the table: the REB of a collection
     of N documents (``reb_universe="collection"``) needs the sums at K = N only, which the
@@ -60,66 +64,66 @@ def _at(tabs, row, K):
 
 
 # ------------------------------------------------------------------ DCG / nDCG (nDCG: DCG, then / IDCG)
-@_jit
+@_wrap
 def dcg_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     return dcg_plain(lab, n, k, gtype, tabs)
 
 
-@_jit
+@_wrap
 def dcg_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     return dcg_tied(lab, gend, ng, n, k, gtype, tabs)
 
 
-@_jit
+@_wrap
 def dcg_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """IDCG@k: DCG of the ideal ranking (the maximum, by the rearrangement inequality)."""
     return dcg_plain(lab, n, k, gtype, tabs)
 
 
-@_jit
+@_wrap
 def dcg_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """E[DCG@k] = (gsum / n) sum_{i<=K} d(i) (SPEC_math §1)."""
     return gsum / n * _at(tabs, 1, _cut(k, n))
 
 
 # ------------------------------------------------------------------ P, R, R-prec
-@_jit
+@_wrap
 def p_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     return relcount_plain(lab, n, k, rel) / k
 
 
-@_jit
+@_wrap
 def p_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     return relcount_tied(lab, gend, ng, n, k, rel) / k
 
 
-@_jit
+@_wrap
 def p_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """min(Np, K) / k."""
     return min(nrel, _cut(k, n)) / k
 
 
-@_jit
+@_wrap
 def p_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """K Np / (n k)."""
     return _cut(k, n) * nrel / (n * float(k))
 
 
-@_jit
+@_wrap
 def r_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     if nrel == 0:
         return 0.0
     return relcount_plain(lab, n, k, rel) / nrel
 
 
-@_jit
+@_wrap
 def r_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     if nrel == 0:
         return 0.0
     return relcount_tied(lab, gend, ng, n, k, rel) / nrel
 
 
-@_jit
+@_wrap
 def r_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """min(Np, K) / Np."""
     if nrel == 0:
@@ -127,7 +131,7 @@ def r_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     return min(nrel, _cut(k, n)) / nrel
 
 
-@_jit
+@_wrap
 def r_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """K / n."""
     if nrel == 0:
@@ -135,34 +139,34 @@ def r_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     return _cut(k, n) / float(n)
 
 
-@_jit
+@_wrap
 def rprec_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     if nrel == 0:
         return 0.0
     return relcount_plain(lab, n, nrel, rel) / nrel
 
 
-@_jit
+@_wrap
 def rprec_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     if nrel == 0:
         return 0.0
     return relcount_tied(lab, gend, ng, n, nrel, rel) / nrel
 
 
-@_jit
+@_wrap
 def one_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """1 when the query has a relevant document, else 0 (R-prec, RR, Success, Q, O, nERR...)."""
     return 1.0 if nrel > 0 else 0.0
 
 
-@_jit
+@_wrap
 def rprec_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """Np / n."""
     return nrel / float(n)
 
 
 # ------------------------------------------------------------------ SP and AP
-@_jit
+@_wrap
 def _sp_reb(n, k, nrel, tabs):
     """E[SP@k] = bK + (a - b) H_K, a = Np/n, b = Np(Np-1)/(n(n-1)) (SPEC_math §2)."""
     if nrel == 0:
@@ -173,46 +177,46 @@ def _sp_reb(n, k, nrel, tabs):
     return b * K + (a - b) * _at(tabs, 2, K)
 
 
-@_jit
+@_wrap
 def sp_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     if nrel == 0:
         return 0.0
     return sp_plain(lab, n, k, rel, tabs, pos)
 
 
-@_jit
+@_wrap
 def sp_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     if nrel == 0:
         return 0.0
     return sp_tied(lab, gend, ng, n, k, rel, tabs)
 
 
-@_jit
+@_wrap
 def sp_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """min(Np, K): every relevant document first, each adding 1."""
     return float(min(nrel, _cut(k, n)))
 
 
-@_jit
+@_wrap
 def sp_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     return _sp_reb(n, k, nrel, tabs)
 
 
-@_jit
+@_wrap
 def ap_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     if nrel == 0:
         return 0.0
     return sp_plain(lab, n, k, rel, tabs, pos) / ap_denominator(norm, k, nrel)
 
 
-@_jit
+@_wrap
 def ap_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     if nrel == 0:
         return 0.0
     return sp_tied(lab, gend, ng, n, k, rel, tabs) / ap_denominator(norm, k, nrel)
 
 
-@_jit
+@_wrap
 def ap_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """min(Np, K) / the AP variant's denominator."""
     if nrel == 0:
@@ -220,7 +224,7 @@ def ap_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     return min(nrel, _cut(k, n)) / ap_denominator(norm, k, nrel)
 
 
-@_jit
+@_wrap
 def ap_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     if nrel == 0:
         return 0.0
@@ -228,21 +232,21 @@ def ap_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
 
 
 # ------------------------------------------------------------------ RR and Success
-@_jit
+@_wrap
 def rr_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     if nrel == 0:
         return 0.0
     return rr_plain(lab, n, k, rel)
 
 
-@_jit
+@_wrap
 def rr_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     if nrel == 0:
         return 0.0
     return rr_tied(lab, gend, ng, n, k, rel)
 
 
-@_jit
+@_wrap
 def rr_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """sum_{t=1..min(K,Nn+1)} q_t Np/(n-t+1)/t, q_t = C(Nn,t-1)/C(n,t-1) (SPEC_math §1)."""
     if nrel == 0:
@@ -257,21 +261,21 @@ def rr_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     return s
 
 
-@_jit
+@_wrap
 def success_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     if nrel == 0:
         return 0.0
     return success_plain(lab, n, k, rel)
 
 
-@_jit
+@_wrap
 def success_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     if nrel == 0:
         return 0.0
     return success_tied(lab, gend, ng, n, k, rel)
 
 
-@_jit
+@_wrap
 def success_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """1 - C(Nn, K)/C(n, K): not all of the top K non-relevant."""
     if nrel == 0:
@@ -280,24 +284,24 @@ def success_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scrat
 
 
 # ------------------------------------------------------------------ ERR and nERR (nERR: ERR, then / ERR*)
-@_jit
+@_wrap
 def err_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     return err_plain(lab, n, k, fp, gtype)
 
 
-@_jit
+@_wrap
 def err_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     return err_tied(lab, gend, ng, n, k, fp, gtype, scratch)
 
 
-@_jit
+@_wrap
 def err_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """ERR of the ideal ranking (the maximum: an adjacent exchange changes ERR by
     (theta_a - theta_b)(1/r - 1/(r+1)) >= 0; SPEC_math §0)."""
     return err_plain(lab, n, k, fp, gtype)
 
 
-@_jit
+@_wrap
 def err_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """E[ERR@k] = sum_r (E_{r-1} - E_r)/r, E_m = e_m(y)/C(n,m): the tie-aware routine on one
     group of all n judged documents."""
@@ -321,14 +325,14 @@ def _rbp_graded_plain(lab, n, k, gtype, lmax, p):
     return (1.0 - p) * s / top
 
 
-@_jit
+@_wrap
 def rbp_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     if norm == 1:
         return _rbp_graded_plain(lab, n, k, gtype, rel, fp)
     return rbp_plain(lab, n, k, rel, fp)
 
 
-@_jit
+@_wrap
 def rbp_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     if norm == 0:
         return rbp_tied(lab, gend, ng, n, k, rel, fp)
@@ -354,14 +358,14 @@ def rbp_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, i
     return (1.0 - fp) * s / gain(rel, gtype)
 
 
-@_jit
+@_wrap
 def rbp_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """The ideal ranking (the maximum, by the rearrangement inequality): binary
     (1 - p) sum_{i < min(Np, K)} p^i; graded (1 - p) sum_{i<K} p^i g(l_(i)) / g(lmax)."""
     return rbp_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, lab[0:0], lab[0:0])
 
 
-@_jit
+@_wrap
 def rbp_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """(Np / n)(1 - p^K) binary; (gsum / n)(1 - p^K) / g(lmax) graded."""
     if norm == 1:
@@ -382,62 +386,62 @@ def _f_of(c, nrel, k, n, beta):
     return (1.0 + beta * beta) * c / (beta * beta * nrel + kk)
 
 
-@_jit
+@_wrap
 def f_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     return _f_of(relcount_plain(lab, n, k, rel), nrel, k, n, fp)
 
 
-@_jit
+@_wrap
 def f_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     """F is linear in c, so its tie-aware value is F of E[c]."""
     return _f_of(relcount_tied(lab, gend, ng, n, k, rel), nrel, k, n, fp)
 
 
-@_jit
+@_wrap
 def f_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """c = min(Np, K)."""
     return _f_of(float(min(nrel, _cut(k, n))), nrel, k, n, fp)
 
 
-@_jit
+@_wrap
 def f_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """E[c] = K Np / n (F is linear in c)."""
     return _f_of(_cut(k, n) * nrel / float(n), nrel, k, n, fp)
 
 
-@_jit
+@_wrap
 def e_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     return 1.0 - f_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal)
 
 
-@_jit
+@_wrap
 def e_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     return 1.0 - f_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal)
 
 
-@_jit
+@_wrap
 def e_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """E of the ideal ranking, 1 - F's maximum (E is lower-is-better: this is its minimum)."""
     return 1.0 - f_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs)
 
 
-@_jit
+@_wrap
 def e_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     return 1.0 - f_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch)
 
 
 # ------------------------------------------------------------------ Q-measure and O-measure
-@_jit
+@_wrap
 def q_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     return q_plain(lab, n, k, gtype, fp, nrel, ideal)
 
 
-@_jit
+@_wrap
 def q_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     return q_tied(lab, gend, ng, n, k, gtype, fp, nrel, ideal)
 
 
-@_jit
+@_wrap
 def q_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """E[Q@k]: the tie-aware form with one group of all n judged documents (``lab`` is also
     the ideal ranking): sum_{m<K} (S/n + m (R-1) S/(n(n-1))) / (m+1 + beta cg*(m+1)) / min(R, k),
@@ -446,17 +450,17 @@ def q_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     return q_tied(lab, gend, 1, n, k, gtype, fp, nrel, lab[:n])
 
 
-@_jit
+@_wrap
 def o_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     return o_plain(lab, n, k, gtype, fp, nrel, ideal)
 
 
-@_jit
+@_wrap
 def o_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     return o_tied(lab, gend, ng, n, k, gtype, fp, nrel, ideal)
 
 
-@_jit
+@_wrap
 def o_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """E[O@k]: sum_{m<=K} (E_{m-1} - E_m)(1 + beta gsum/R)/(m + beta cg*(m)), E_m =
     C(n-R, m)/C(n, m): the tie-aware form with one group. O(K)."""
@@ -464,17 +468,17 @@ def o_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     return o_tied(lab, gend, 1, n, k, gtype, fp, nrel, lab[:n])
 
 
-@_jit
+@_wrap
 def pplus_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     return pplus_plain(lab, n, gtype, fp, ideal)
 
 
-@_jit
+@_wrap
 def pplus_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     return pplus_tied(lab, gend, ng, n, gtype, fp, ideal)
 
 
-@_jit
+@_wrap
 def pplus_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """E[P+] over random orders of the judged documents: the tie-aware form with one group
     (``lab`` is also the ideal ranking). O(n^2) at worst (:func:`pplus_tied`)."""
@@ -484,14 +488,14 @@ def pplus_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch
 
 # ------------------------------------------------------------------ the paper's REB (Santu & Feng 2022)
 # signature: (n, k, norm, nrel, tabs, gsum) -> REB as the paper computes it
-@_jit
+@_wrap
 def dcg_paper_r(n, k, norm, nrel, tabs, gsum):
     """Mean gain * sum_{i<=k} d(i), summed to k even when k > n (the caller divides for nDCG)."""
     kk = n if k <= 0 else k
     return gsum / n * tabs[1, kk]
 
 
-@_jit
+@_wrap
 def sp_paper_r(n, k, norm, nrel, tabs, gsum):
     """E[SP@k] = k p^2 (the paper's independence assumption; SPEC_math §3: too low)."""
     if nrel == 0:
@@ -501,7 +505,7 @@ def sp_paper_r(n, k, norm, nrel, tabs, gsum):
     return kk * p * p
 
 
-@_jit
+@_wrap
 def ap_paper_r(n, k, norm, nrel, tabs, gsum):
     """The paper's E[SP@k] = k p^2 divided by the AP variant's denominator."""
     if nrel == 0:

@@ -63,8 +63,10 @@ def segment_measures(g, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, 
         else:
             v = measure_plain(kind, lab, n, ks[m], gtypes[m], rels[m], fparams[m], norms[m], nrel,
                               tabs, pos, idl)
-        d = idcg_q[q, m]
-        out[g, m] = v / d if d > 0.0 else 0.0
+        d = idcg_q[q, m]  # 1 unless the family is normalised (nDCG's IDCG, nERR's ERR*)
+        if d != 1.0:
+            v = v / d if d > 0.0 else 0.0
+        out[g, m] = v
 
 
 @_jit
