@@ -147,10 +147,25 @@ def pplus(labels, judged, beta=1.0, gtype="lin"):
     return sum(blended_ratio(labels, ideal, r, beta, gtype) for r in rels) / len(rels)
 
 
+def bpref(labels, judged, rel=1):
+    """trec_eval's bpref on a list of judged documents (the condensed list)."""
+    nrel = sum(1 for l in judged if l >= rel)
+    nnon = len(judged) - nrel
+    if nrel == 0:
+        return 0.0
+    total, x = 0.0, 0
+    for l in labels:
+        if l >= rel:
+            total += 1.0 if x == 0 else 1.0 - min(x, nrel) / min(nrel, nnon)
+        else:
+            x += 1
+    return total / nrel
+
+
 #: the families this module has a reference for (tests/test_registry.py: every registered family
 #: must be here)
 REFERENCE = frozenset({"DCG", "nDCG", "P", "R", "Rprec", "SP", "AP", "RR", "ERR", "RBP",
-                       "Success", "Q", "nERR", "O", "Pplus", "F", "E"})
+                       "Success", "Q", "nERR", "O", "Pplus", "F", "E", "bpref"})
 
 
 def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0.8, lmax=4,
@@ -185,6 +200,8 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
         return o_measure(labels, judged, k, beta, gtype)
     if name == "Pplus":
         return pplus(labels, judged, beta, gtype)
+    if name == "bpref":
+        return bpref(labels, judged, rel)
     if name == "RBP":
         return rbp(labels, p, k, rel, gtype, lmax)
     if name == "F":

@@ -341,6 +341,14 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     qref = np.tile(np.arange(nq, dtype=np.int64), ns)
     vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
                        judged, doc_rising=rising, backend=backend)
+    # families read on the condensed list (bpref): the same segments without unjudged rows
+    cond = [i for i, m in enumerate(mlist) if m.definition.judged_only]
+    gj = None
+    if cond:
+        gj = group_codes(np.where(hit >= 0, codes, -1), ns * nq, qkeys)
+        vj = rank_values(gj.offsets, gj.perm, gj.has_perm, labels, scores, qref, ties, docs, plan,
+                         judged, backend=backend)
+        vals[:, cond] = vj[:, cond]
     sizes = np.diff(g.offsets)
     keep = np.flatnonzero(sizes > 0) if queries == "intersect" else np.arange(ns * nq)
     q_of = keep % nq
@@ -351,8 +359,11 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
             "system_query_pairs_without_run_rows": int(np.count_nonzero(sizes == 0))}
     rebs = judged.reb[q_of]
     if retrieved:
-        rebs = retrieved_reb(g.offsets, g.perm, g.has_perm, labels, qref, plan, judged,
-                             backend)[keep]
+        rr = retrieved_reb(g.offsets, g.perm, g.has_perm, labels, qref, plan, judged, backend)
+        if gj is not None:
+            rr[:, cond] = retrieved_reb(gj.offsets, gj.perm, gj.has_perm, labels, qref, plan,
+                                        judged, backend)[:, cond]
+        rebs = rr[keep]
     return _Result(sys_names, qkeys, keep // nq, q_of, vals[keep], judged.iub[q_of],
                    rebs, sizes[keep], judged.n_judged[q_of], judged.nrel[q_of], info)
 

@@ -44,7 +44,8 @@ from uefast.kernels.metrics import (
     success_plain,
     success_tied,
 )
-from uefast.kernels.sakai import o_plain, o_tied, pplus_plain, pplus_tied, q_plain, q_tied
+from uefast.kernels.sakai import (bpref_plain, bpref_tied, o_plain, o_tied, pplus_plain,
+                                  pplus_tied, q_plain, q_tied)
 
 _jit = nb.njit(cache=True, nogil=True)
 # the uniform wrappers are inlined into the dispatch at Numba IR level: the dispatch then calls
@@ -484,6 +485,26 @@ def pplus_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch
     (``lab`` is also the ideal ranking). O(n^2) at worst (:func:`pplus_tied`)."""
     gend[0] = n
     return pplus_tied(lab, gend, 1, n, gtype, fp, lab[:n])
+
+
+# ------------------------------------------------------------------ bpref (condensed list)
+# N, the judged non-relevant documents, is the length of the ideal ranking (state "ideal") - Np
+@_wrap
+def bpref_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return bpref_plain(lab, n, rel, nrel, ideal.shape[0] - nrel)
+
+
+@_wrap
+def bpref_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return bpref_tied(lab, gend, ng, n, rel, nrel, ideal.shape[0] - nrel)
+
+
+@_wrap
+def bpref_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """E[bpref] over random orders of the n judged documents: the tie-aware form with one group,
+    (1/(N+1)) sum_{x=0..N} (1 - min(x, R)/min(R, N)), N = n - R. O(n)."""
+    gend[0] = n
+    return bpref_tied(lab, gend, 1, n, rel, nrel, n - nrel)
 
 
 # ------------------------------------------------------------------ the paper's REB (Santu & Feng 2022)

@@ -275,3 +275,57 @@ def pplus_tied(lab, gend, ng, n, gtype, beta, ideal):
                 pm *= (t - m - h + 1.0) / (t - m)  # C(t-m-1, h-1)/C(t-m, h-1)
         return out
     return 0.0  # pragma: no cover
+
+
+@_jit
+def _bpref_term(x, nrel, nnon):
+    """A relevant document with x judged non-relevant documents above it adds
+    1 - min(x, R)/min(R, N) (1 when x = 0)."""
+    d = min(nrel, nnon)
+    if x <= 0 or d <= 0:  # d = 0: no judged non-relevant document, so x = 0 on condensed lists
+        return 1.0
+    return 1.0 - min(x, nrel) / d
+
+
+@_jit
+def bpref_plain(lab, n, rel, nrel, nnon):
+    """bpref = (1/R) sum over relevant retrieved r of (1 - min(#judged non-relevant above r, R)
+    / min(R, N)), on the condensed list (judged documents only; Buckley & Voorhees, SIGIR 2004;
+    trec_eval's bpref). N: the judged non-relevant documents of the query."""
+    if nrel == 0:
+        return 0.0
+    s = 0.0
+    x = 0
+    for i in range(n):
+        if lab[i] >= rel:
+            s += _bpref_term(x, nrel, nnon)
+        else:
+            x += 1
+    return s / nrel
+
+
+@_jit
+def bpref_tied(lab, gend, ng, n, rel, nrel, nnon):
+    """Tie-aware bpref: a relevant document of a tie group with m non-relevant documents has a
+    number of them above it uniform on 0..m (its place among itself and those m), after the N_<
+    of the earlier groups: it adds the mean of the term over x = N_< .. N_< + m. O(n)."""
+    if nrel == 0:
+        return 0.0
+    s = 0.0
+    before = 0
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        r = 0
+        for i in range(start, end):
+            if lab[i] >= rel:
+                r += 1
+        m = end - start - r
+        if r > 0:
+            e = 0.0
+            for u in range(m + 1):
+                e += _bpref_term(before + u, nrel, nnon)
+            s += r * e / (m + 1.0)
+        before += m
+        start = end
+    return s / nrel

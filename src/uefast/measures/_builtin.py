@@ -256,3 +256,13 @@ register(Family(
     plain=r.e_plain_r, tied=r.e_tied_r, iub=r.e_iub_r, reb=r.e_reb_r, kernel_params=_f,
     params={"beta": 1.0, "rel": None}, iub_exact=False,
     collection_reb="cutoff"))
+register(Family(
+    name="bpref", code=17,
+    description="bpref: relevant documents ranked above judged non-relevant ones (condensed list)",
+    formula="bpref = (1/R) sum_{r relevant retrieved} (1 - min(n_r, R)/min(R, N)), n_r the judged "
+            "non-relevant documents above r, N the query's judged non-relevant documents",
+    source="Buckley & Voorhees, SIGIR 2004; trec_eval bpref",
+    plain=r.bpref_plain_r, tied=r.bpref_tied_r, iub=r.one_iub_r, reb=r.bpref_reb_r,
+    kernel_params=_binary, params={"rel": None}, cutoff="none", truncatable=False,
+    state=("nrel", "ideal"), sorted_labels="all", judged_only=True,
+    external={"trec_eval": "bpref"}))

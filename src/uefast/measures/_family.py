@@ -23,7 +23,8 @@ A :class:`Family` is everything uefast knows about one measure family, in one pl
   REB divided by the raw IUB, as nDCG and nERR), ``collection_reb`` (whether its REB routine is a
   closed form in (n, Np, gain sum, K) that may be evaluated with n = a collection's size N:
   "closed" always, "cutoff" with a cutoff (O(k) per query), "none": ``reb_universe="collection"``
-  refuses it).
+  refuses it), ``judged_only`` (its value is computed on the condensed list: a run's unjudged
+  documents removed before ranking, as bpref).
 
 :func:`register` refuses a family that lacks a piece (naming every missing piece), clashes with a
 registered name or alias, or has a kernel code the dispatch does not handle. The reference
@@ -106,6 +107,7 @@ class Family:
     truncatable: bool = True
     normalised: bool = False
     collection_reb: str = "none"
+    judged_only: bool = False
     check: Callable[[Any, str], None] | None = None
     label_max_rule: Callable[[Any], bool] | None = None
 

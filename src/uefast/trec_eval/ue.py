@@ -4,7 +4,7 @@ engine (:func:`uefast.evaluate`) also computes.
 Mapping (trec_eval printed name -> engine measure), from each measure family's ``external``
 names in the registry (:mod:`uefast.measures`): ``map`` -> ``AP``, ``P_k`` -> ``P@k``,
 ``ndcg_cut_k`` -> ``nDCG@k``, ``recip_rank`` -> ``RR``, ``Rprec`` -> ``Rprec``, ``recall_k`` ->
-``R@k``, ``map_cut_k`` -> ``AP@k``, ``success_k`` -> ``Success@k``.  For each mapped value four
+``R@k``, ``map_cut_k`` -> ``AP@k``, ``success_k`` -> ``Success@k``, ``bpref`` -> ``bpref``.  For each mapped value four
 more lines are printed right after it, in trec_eval's format: ``<name>_iub``, ``<name>_reb``,
 ``<name>_ue_v1``, ``<name>_ue_v2`` (per topic with ``-q``, and the mean over the evaluated topics
 for ``all``).
