@@ -123,3 +123,30 @@ def test_judged_is_the_default_and_recorded():
     b = uefast.evaluate(run, qrels, measures=["AP"], reb_universe="judged")
     assert a.equals(b)
     assert json.loads(a.schema.metadata[b"uefast.settings"])["reb_universe"] == "judged"
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "expected"])
+def test_judged_only_is_the_measure_on_the_condensed_run(ties):
+    """AP(judged=only) etc. equal the plain measures on the run with its unjudged rows removed
+    (the condensed list of Sakai 2007), for every tie policy; bpref is always condensed."""
+    run, qrels = _trec(4)
+    judged = set(zip(qrels["qid"].to_pylist(), qrels["docid"].to_pylist()))
+    keep = [(q, d) in judged for q, d in zip(run["qid"].to_pylist(), run["docid"].to_pylist())]
+    condensed = run.filter(pa.array(keep))
+    base = ["AP", "nDCG@3", "Q", "P@2", "RR"]
+    got = uefast.evaluate(run, qrels, measures=[f"{m.split('@')[0]}(judged=only)"
+                                                + ("@" + m.split("@")[1] if "@" in m else "")
+                                                for m in base] + ["bpref"], ties=ties).to_pylist()
+    want = uefast.evaluate(condensed, qrels, measures=base + ["bpref"], ties=ties).to_pylist()
+    w = {(r["qid"], r["measure"]): r for r in want}
+    plain = {(r["qid"], r["measure"]): r for r in uefast.evaluate(
+        run, qrels, measures=base, ties=ties).to_pylist()}
+    differs = 0
+    for r in got:
+        name = r["measure"].replace("(judged=only)", "")
+        ref = w[(r["qid"], name)]
+        assert r["value"] == pytest.approx(ref["value"], abs=1e-12), (r["qid"], r["measure"])
+        assert r["iub"] == ref["iub"] and r["reb"] == ref["reb"]
+        if name != "bpref":
+            differs += abs(plain[(r["qid"], name)]["value"] - r["value"]) > 1e-12
+    assert differs > 0  # unjudged documents matter on this data

@@ -342,7 +342,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
                        judged, doc_rising=rising, backend=backend)
     # families read on the condensed list (bpref): the same segments without unjudged rows
-    cond = [i for i, m in enumerate(mlist) if m.definition.judged_only]
+    cond = [i for i, m in enumerate(mlist) if m.definition.condensed(m)]
     gj = None
     if cond:
         gj = group_codes(np.where(hit >= 0, codes, -1), ns * nq, qkeys)

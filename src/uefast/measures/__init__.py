@@ -18,6 +18,8 @@ Parameters:
 * ``lmax`` -- ERR's / nERR's top grade; ``None`` means the largest label in the evaluated data.
 * ``p``    -- RBP persistence.
 * ``beta`` -- Q- and O-measure's weight of the cumulative gain in the blended ratio (default 1).
+* ``judged`` -- on every measure: ``only`` computes it on the condensed list (the run's unjudged
+  documents removed before ranking: AP', Q', nDCG' of the literature), ``all`` (default) not.
 
 Paper aliases: ``PaperAP@k`` is ``AP(norm=k)@k`` and ``MSP@k`` is ``SP@k`` (Santu & Feng 2022).
 ir_measures' ``nDCG(dcg='exp-log2')@10`` (and ``dcg='log2'``) are read as ``gain=exp`` (``lin``).
@@ -70,7 +72,7 @@ def describe_measures() -> str:
     ``reb_universe="collection"`` takes it, and the description."""
     rows = []
     for name, d in FAMILIES.items():
-        params = ", ".join(f"{k}={v}" for k, v in d.params.items()) or "-"
+        params = ", ".join(f"{k}={v}" for k, v in d.params.items() if k != "judged") or "-"
         cut = {"optional": "@k optional", "required": "@k required", "none": "no cutoff"}[d.cutoff]
         reb = "REB exact" if d.reb_method == "exact" else "REB Monte Carlo"
         coll = {"closed": "collection", "cutoff": "collection@k", "none": "-"}[d.collection_reb]
@@ -78,4 +80,5 @@ def describe_measures() -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  ".join(f"{c:<{w}}" for c, w in zip(r[:5], widths)) + "  " + r[5] for r in rows]
     lines.append("aliases: " + ", ".join(f"{a}->{v[0]}" for a, v in ALIASES.items()))
+    lines.append("every measure takes judged=only (the condensed list), e.g. AP(judged=only)")
     return "\n".join(lines)

@@ -14,6 +14,8 @@ A :class:`Family` is everything uefast knows about one measure family, in one pl
   ``plain``, ``tied``, ``iub``, ``reb`` (Numba functions of the signatures in
   :mod:`uefast.kernels.routines`), ``paper_reb`` (the paper's REB, or None where the paper gives
   none), ``kernel_params`` (a measure and a :class:`PlanContext` -> :class:`KernelParams`);
+* every family takes the modifier ``judged=only`` (added by :func:`register`): the measure on the
+  condensed list, the run's unjudged documents removed before ranking;
 * the per-query state it needs -- ``state``, a subset of :data:`STATES`, and ``sorted_labels``:
   how much of the judged labels sorted descending its IUB / REB routines read ("none": closed
   forms; "top_k": the top k, "all" without a cutoff; "all");
@@ -35,7 +37,7 @@ family that has none.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, NamedTuple
 
 from uefast.errors import MeasureRegistrationError
@@ -111,6 +113,12 @@ class Family:
     check: Callable[[Any, str], None] | None = None
     label_max_rule: Callable[[Any], bool] | None = None
 
+    def condensed(self, m: Any) -> bool:
+        """Whether measure ``m`` is computed on the condensed list (the run's unjudged documents
+        removed before ranking): the family's rule (bpref) or the modifier ``judged=only``
+        (AP(judged=only) is the AP' of Sakai 2007 and Yilmaz & Aslam 2006)."""
+        return self.judged_only or m.param("judged") == "only"
+
     def takes_label_max(self, m: Any) -> bool:
         """Whether measure ``m`` of this family takes its top grade from the data (state
         ``label_max``, no explicit ``lmax``; ``label_max_rule`` narrows it, e.g. graded RBP only)."""
@@ -182,6 +190,9 @@ def register(fam: Family) -> Family:
             f"measure family {label!r} cannot be registered: kernel code {fam.code} has no branch "
             f"in uefast.kernels.dispatch (regenerate it from the registry: "
             f"UEFAST_CODEGEN=1 python -m uefast.measures._codegen)")
+    if "judged" not in fam.params:  # the condensed-list modifier, on every family
+        fam = replace(fam, params={**fam.params, "judged": "all"},
+                      choices={**fam.choices, "judged": ("all", "only")})
     FAMILIES[fam.name] = fam
     for a in fam.aliases:
         ALIASES[a] = (fam.name, {})
