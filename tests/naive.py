@@ -162,10 +162,15 @@ def bpref(labels, judged, rel=1):
     return total / nrel
 
 
+def judged_at(labels, k):
+    """Judged@k on a list of judged documents (LETOR: every candidate is judged)."""
+    return min(len(labels), k) / k
+
+
 #: the families this module has a reference for (tests/test_registry.py: every registered family
 #: must be here)
 REFERENCE = frozenset({"DCG", "nDCG", "P", "R", "Rprec", "SP", "AP", "RR", "ERR", "RBP",
-                       "Success", "Q", "nERR", "O", "Pplus", "F", "E", "bpref"})
+                       "Success", "Q", "nERR", "O", "Pplus", "F", "E", "bpref", "Judged"})
 
 
 def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0.8, lmax=4,
@@ -202,6 +207,8 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
         return pplus(labels, judged, beta, gtype)
     if name == "bpref":
         return bpref(labels, judged, rel)
+    if name == "Judged":
+        return judged_at(labels, k)
     if name == "RBP":
         return rbp(labels, p, k, rel, gtype, lmax)
     if name == "F":

@@ -150,3 +150,22 @@ def test_judged_only_is_the_measure_on_the_condensed_run(ties):
         if name != "bpref":
             differs += abs(plain[(r["qid"], name)]["value"] - r["value"]) > 1e-12
     assert differs > 0  # unjudged documents matter on this data
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "expected"])
+def test_judged_at_k_counts_judged_documents_of_the_top_k(ties):
+    run, qrels = _trec(5)
+    judged = set(zip(qrels["qid"].to_pylist(), qrels["docid"].to_pylist()))
+    res = uefast.evaluate(run, qrels, measures=["Judged@2", "Judged@4", "P@2"], ties=ties)
+    # the same as P@k of a qrels judging every judged document relevant (label 1), unjudged 0
+    ones = qrels.set_column(2, "label", pa.array([1] * qrels.num_rows))
+    ref = uefast.evaluate(run, ones, measures=["P@2", "P@4"], ties=ties).to_pylist()
+    want = {(r["qid"], r["measure"].replace("P", "Judged")): r for r in ref}
+    n = 0
+    for r in res.to_pylist():
+        if r["measure"].startswith("Judged"):
+            w = want[(r["qid"], r["measure"])]
+            assert (r["value"], r["iub"], r["reb"]) == pytest.approx((w["value"], w["iub"], w["reb"]))
+            n += 1
+    assert n == 12
+    assert any((q, d) not in judged for q, d in zip(run["qid"].to_pylist(), run["docid"].to_pylist()))

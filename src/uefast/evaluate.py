@@ -221,6 +221,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
     cols = _letor_score_columns(t, score_columns, names)
     plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
     info: dict[str, Any] = {"rows_in": t.num_rows, "score_columns": cols}
+    flags = [i for i, m in enumerate(mlist) if m.definition.label_source == "judged"]
     if names["system"] in t.column_names:
         # long format: one score column, rows of each system; group by (system, qid)
         sys_g = group_keys(column(t, names["system"], what), names["system"], what)
@@ -236,6 +237,10 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
                            judged, nan_error=score_nan_error(cols[0], what), doc_rising=rising,
                            backend=backend)
+        if flags:  # every candidate is judged: its flag is 1
+            one = np.ones(len(labels), np.int8)
+            vals[:, flags] = _flag_values(g, g, one, one, scores, qref, ties, docs, plan, judged,
+                                          flags, n_universe, backend)
         sizes = np.diff(g.offsets)
         keep = np.flatnonzero(sizes > 0)
         info["missing_system_queries"] = int(ns * nq - len(keep))
@@ -256,6 +261,11 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
                                                 qref, ties, docs, plan, judged,
                                                 nan_error=score_nan_error(c, what),
                                                 doc_rising=rising, backend=backend)
+        if flags:  # every candidate is judged: its flag is 1
+            one = np.ones(len(labels), np.int8)
+            vals[s * nq:(s + 1) * nq, flags] = _flag_values(g, g, one, one, scores, qref, ties,
+                                                            docs, plan, judged, flags, n_universe,
+                                                            backend)
     info["rows_evaluated"] = t.num_rows
     ns = len(cols)
     sizes = np.diff(g.offsets)
@@ -341,6 +351,11 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     qref = np.tile(np.arange(nq, dtype=np.int64), ns)
     vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
                        judged, doc_rising=rising, backend=backend)
+    flags = [i for i, m in enumerate(mlist) if m.definition.label_source == "judged"]
+    if flags:  # Judged@k: the same rankings with 1 for a judged document, 0 for an unjudged one
+        vals[:, flags] = _flag_values(qg, g, np.ones(len(q_lab), np.int8),
+                                      (hit >= 0).astype(np.int8), scores, qref, ties, docs,
+                                      plan, judged, flags, n_universe, backend)
     # families read on the condensed list (bpref): the same segments without unjudged rows
     cond = [i for i, m in enumerate(mlist) if m.definition.condensed(m)]
     gj = None
@@ -366,6 +381,19 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
         rebs = rr[keep]
     return _Result(sys_names, qkeys, keep // nq, q_of, vals[keep], judged.iub[q_of],
                    rebs, sizes[keep], judged.n_judged[q_of], judged.nrel[q_of], info)
+
+
+def _flag_values(qg, g, q_flags, r_flags, scores, qref, ties, docs, plan, judged, cols,
+                 n_universe, backend):
+    """Values of the measures ``cols`` whose family reads judged flags (``label_source=
+    "judged"``): judged pass on ``q_flags`` (every judged document 1), ranking on ``r_flags``;
+    the judged statistics of those columns replaced in ``judged``."""
+    jf = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_flags, plan, 1, n_universe)
+    for a, b in ((judged.iub, jf.iub), (judged.reb, jf.reb), (judged.nrel, jf.nrel),
+                 (judged.idcg, jf.idcg)):
+        a[:, cols] = b[:, cols]
+    return rank_values(g.offsets, g.perm, g.has_perm, r_flags, scores, qref, ties, docs, plan,
+                       jf, backend=backend)[:, cols]
 
 
 def _string_join_rows(qcodes: np.ndarray, r_docs: DocIds, qg: Grouping,

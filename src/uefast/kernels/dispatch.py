@@ -93,9 +93,10 @@ K_PPLUS = 14
 K_F = 15
 K_E = 16
 K_BPREF = 17
+K_JUDGED = 18
 
 #: the kernel codes the functions below handle (the registry checks a family's)
-DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17})
+DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
 
 # inlined into the drivers' loops (Numba IR): a call per measure and query cost the core
 # benchmark ~4% CPU time
@@ -141,6 +142,8 @@ def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, id
         return e_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     if kind == K_BPREF:
         return bpref_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if kind == K_JUDGED:
+        return p_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     return np.nan
 
 
@@ -183,6 +186,8 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs
         return e_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     if kind == K_BPREF:
         return bpref_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if kind == K_JUDGED:
+        return p_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     return np.nan
 
 
@@ -225,6 +230,8 @@ def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
         return e_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     if kind == K_BPREF:
         return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_JUDGED:
+        return p_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     return np.nan
 
 
@@ -267,6 +274,8 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
         return e_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     if kind == K_BPREF:
         return bpref_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if kind == K_JUDGED:
+        return p_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     return np.nan
 
 

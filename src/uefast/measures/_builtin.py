@@ -266,3 +266,10 @@ register(Family(
     kernel_params=_binary, params={"rel": None}, cutoff="none", truncatable=False,
     state=("nrel", "ideal"), sorted_labels="all", judged_only=True,
     external={"trec_eval": "bpref"}))
+register(Family(
+    name="Judged", code=18, description="fraction of the top k documents that are judged",
+    formula="Judged@k = (1/k) sum_{i<=k} [document i is judged]: P@k of the judged flags",
+    source="ir_measures Judged@k (Sakai & Kando 2008 on judged fractions of condensed lists)",
+    plain=r.p_plain_r, tied=r.p_tied_r, iub=r.p_iub_r, reb=r.p_reb_r,
+    kernel_params=lambda m, ctx: KernelParams(rel=1), cutoff="required", label_source="judged",
+    collection_reb="closed", external={"ir_measures": "Judged"}))

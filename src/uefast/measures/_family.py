@@ -26,7 +26,9 @@ A :class:`Family` is everything uefast knows about one measure family, in one pl
   closed form in (n, Np, gain sum, K) that may be evaluated with n = a collection's size N:
   "closed" always, "cutoff" with a cutoff (O(k) per query), "none": ``reb_universe="collection"``
   refuses it), ``judged_only`` (its value is computed on the condensed list: a run's unjudged
-  documents removed before ranking, as bpref).
+  documents removed before ranking, as bpref), ``label_source`` ("label", or "judged": the
+  routines read 1 for a judged document and 0 for an unjudged one instead of its label, as
+  Judged@k).
 
 :func:`register` refuses a family that lacks a piece (naming every missing piece), clashes with a
 registered name or alias, or has a kernel code the dispatch does not handle. The reference
@@ -110,6 +112,7 @@ class Family:
     normalised: bool = False
     collection_reb: str = "none"
     judged_only: bool = False
+    label_source: str = "label"
     check: Callable[[Any, str], None] | None = None
     label_max_rule: Callable[[Any], bool] | None = None
 
@@ -150,6 +153,8 @@ class Family:
         if self.collection_reb not in ("none", "closed", "cutoff"):
             out.append(f"collection_reb (one of ['none', 'closed', 'cutoff'], got "
                        f"{self.collection_reb!r})")
+        if self.label_source not in ("label", "judged"):
+            out.append(f"label_source (one of ['label', 'judged'], got {self.label_source!r})")
         if self.sorted_labels not in ("none", "top_k", "all"):
             out.append(f"sorted_labels (one of ['none', 'top_k', 'all'], got {self.sorted_labels!r})")
         bad = set(self.state) - STATES
