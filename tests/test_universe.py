@@ -8,7 +8,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-import naive
 import uefast
 from conftest import naive_value
 from uefast.errors import InputError
