@@ -120,7 +120,7 @@ def phases(cuda, table, rounds: int) -> dict[str, float]:
     real_rvc = counting.rank_values_counting
 
     def spy(*a):
-        calls.append(a[:15])
+        calls.append(a[:17])
         return real_rvc(*a)
 
     counting.rank_values_counting = spy
@@ -138,12 +138,12 @@ def phases(cuda, table, rounds: int) -> dict[str, float]:
     for _ in range(rounds):
         for args in calls:
             (offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int, doc_off,
-             doc_data, plan_arrays, nrel_q, idcg_q, tabs) = args
+             doc_data, plan_arrays, nrel_q, idcg_q, ioff, ideal, tabs) = args
             with host_timer(acc, "host prep"):
                 ci = counting.counting_inputs(offsets, perm, has_perm, labels, scores, tie_mode,
                                               doc_mode, doc_int, doc_off, doc_data)
             host = [np.ascontiguousarray(a) for a in (offsets, ci.keys, ci.tb, ci.labs, qref,
-                                                      nrel_q, idcg_q, tabs)]
+                                                      nrel_q, idcg_q, ioff, ideal, tabs)]
             nbytes = sum(a.nbytes for a in host)
             acc.setdefault("H2D bytes", []).append(nbytes)
             acc.setdefault("H2D pageable", []).append(
@@ -170,7 +170,8 @@ def phases(cuda, table, rounds: int) -> dict[str, float]:
             seg = np.arange(nseg, dtype=np.int64)
             acc.setdefault("rank+measures kernel (incl. its uploads)", []).append(event_time(
                 cuda, lambda: counting.launch_counting(seg, offsets, ci, qref, tie_mode,
-                                                       plan_arrays, nrel_q, idcg_q, tabs, d_out,
+                                                       plan_arrays, nrel_q, idcg_q, ioff, ideal,
+                                                       tabs, d_out,
                                                        False, mem=mem)))
             acc.setdefault("D2H values", []).append(event_time(cuda, lambda: mem.to_host(d_out)))
     return {k: statistics.median(v) for k, v in acc.items()}

@@ -77,6 +77,8 @@ def naive_value(m, ranked_labels, judged, lmax):
         kw["norm"] = m.param("norm")
     if "p" in d:
         kw["p"] = m.param("p")
+    if "beta" in d:
+        kw["beta"] = m.param("beta")
     if "lmax" in d:
         kw["lmax"] = m.param("lmax") if m.param("lmax") is not None else max(lmax, 1)
     return naive.measure(m.name, ranked_labels, judged, **kw)

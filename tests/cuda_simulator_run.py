@@ -38,17 +38,21 @@ scores = rng.normal(size=n)
 scores[:3] = [0.0, -0.0, 0.0]
 t = pa.table({"qid": qid, "docid": rng.permutation(n) * 13 - 50, "label": rng.integers(-1, 5, n),
               "tied": np.round(rng.normal(size=n), 1), "distinct": scores})
-measures = ["nDCG@10", "AP", "P@5", "RR", "ERR@20", "Rprec", "RBP(p=0.8)", "SP@10", "R@10", "nDCG"]
+measures = ["nDCG@10", "AP", "P@5", "RR", "ERR@20", "Rprec", "RBP(p=0.8)", "SP@10", "R@10", "nDCG",
+            "Q@10", "nERR@10", "Pplus", "O"]
 ties_all = ("trec_eval", "input", "expected")
 cpu = {ties: uefast.evaluate(t, measures=measures, ties=ties)["value"].to_numpy()
        for ties in ties_all}
 
 import uefast.gpu.ranking as ranking  # noqa: E402
+import uefast.kernels.dispatch as dispatch  # noqa: E402
 import uefast.kernels.metrics as metrics  # noqa: E402
+import uefast.kernels.routines as routines  # noqa: E402
+import uefast.kernels.sakai as sakai  # noqa: E402
 import uefast.kernels.ordering as ordering  # noqa: E402
 import uefast.kernels.segment as segment  # noqa: E402
 
-for mod in (segment, ordering, metrics, ranking):
+for mod in (segment, ordering, metrics, routines, sakai, dispatch, ranking):
     for name, obj in list(vars(mod).items()):
         if isinstance(obj, CPUDispatcher):
             setattr(mod, name, obj.py_func)

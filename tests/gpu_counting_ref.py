@@ -43,7 +43,7 @@ def capture_calls(table: pa.Table, ties: str, measures=MEASURES) -> list[tuple]:
     real = counting.rank_values_counting
 
     def spy(*args):
-        calls.append(args[:15])
+        calls.append(args[:17])
         return real(*args)
 
     counting.rank_values_counting = spy

@@ -72,20 +72,109 @@ def success(labels, k, rel=1):
     return 1.0 if any(l >= rel for l in labels[: cut(k, len(labels))]) else 0.0
 
 
-def err(labels, k=None, lmax=4):
+def err(labels, k=None, lmax=4, gtype="exp"):
+    """ERR@k; theta(l) = (2^l - 1)/2^lmax (exp, Chapelle et al.) or l/(lmax+1) (lin, NTCIREVAL)."""
     total, stay = 0.0, 1.0
     for i, l in enumerate(labels[: cut(k, len(labels))]):
-        theta = (2.0 ** max(l, 0) - 1) / 2.0 ** lmax
+        l = max(l, 0)
+        theta = (2.0 ** l - 1) / 2.0 ** lmax if gtype == "exp" else l / (lmax + 1)
         total += stay * theta / (i + 1)
         stay *= 1 - theta
     return total
 
 
-def rbp(labels, p=0.8, k=None, rel=1):
+def rbp(labels, p=0.8, k=None, rel=1, gtype="bin", lmax=4):
+    """Binary RBP, or graded with gains g(l)/g(lmax)."""
+    if gtype != "bin":
+        top = gain(lmax, gtype)
+        return (1 - p) * sum(p ** i * gain(l, gtype) / top
+                             for i, l in enumerate(labels[: cut(k, len(labels))]))
     return (1 - p) * sum(p ** i for i, l in enumerate(labels[: cut(k, len(labels))]) if l >= rel)
 
 
-def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0.8, lmax=4):
+def f_measure(labels, nrel, k=None, beta=1.0, rel=1):
+    """F_beta from set precision and recall of the top k (the whole list without k)."""
+    c = sum(1 for l in labels[: cut(k, len(labels))] if l >= rel)
+    if c == 0:
+        return 0.0
+    prec = c / (k if k else len(labels))
+    recall = c / nrel
+    return (1 + beta ** 2) * prec * recall / (beta ** 2 * prec + recall)
+
+
+def nerr(labels, judged, k=None, lmax=4, gtype="lin"):
+    """ERR@k / ERR@k of the judged labels sorted descending (0 when that is 0)."""
+    ideal = err(sorted(judged, reverse=True), k, lmax, gtype)
+    return err(labels, k, lmax, gtype) / ideal if ideal > 0 else 0.0
+
+
+def blended_ratio(labels, ideal, r, beta, gtype):
+    """BR(r) = (C(r) + beta cg(r)) / (r + beta cg*(r)) (Sakai), ranks from 1."""
+    c = sum(1 for l in labels[:r] if l >= 1)
+    cg = sum(gain(l, gtype) for l in labels[:r])
+    cgi = sum(gain(l, gtype) for l in ideal[:r])
+    return (c + beta * cg) / (r + beta * cgi)
+
+
+def q_measure(labels, judged, k=None, beta=1.0, gtype="lin"):
+    """Q@k = (1/min(R, k)) sum_{r<=k} I(r) BR(r) (R: no cutoff), straight from the definition."""
+    nrel = sum(1 for l in judged if l >= 1)
+    if nrel == 0:
+        return 0.0
+    ideal = sorted(judged, reverse=True)
+    total = sum(blended_ratio(labels, ideal, r, beta, gtype)
+                for r in range(1, cut(k, len(labels)) + 1) if labels[r - 1] >= 1)
+    return total / (min(nrel, k) if k else nrel)
+
+
+def o_measure(labels, judged, k=None, beta=1.0, gtype="lin"):
+    """BR at the first relevant rank within k (0 if none)."""
+    ideal = sorted(judged, reverse=True)
+    for r in range(1, cut(k, len(labels)) + 1):
+        if labels[r - 1] >= 1:
+            return blended_ratio(labels, ideal, r, beta, gtype)
+    return 0.0
+
+
+def pplus(labels, judged, beta=1.0, gtype="lin"):
+    """P+ = (1/C(rp)) sum_{r<=rp} I(r) BR(r), rp the first rank holding the list's top level."""
+    top = max(labels, default=0)
+    if top < 1:
+        return 0.0
+    ideal = sorted(judged, reverse=True)
+    rp = labels.index(top) + 1
+    rels = [r for r in range(1, rp + 1) if labels[r - 1] >= 1]
+    return sum(blended_ratio(labels, ideal, r, beta, gtype) for r in rels) / len(rels)
+
+
+def bpref(labels, judged, rel=1):
+    """trec_eval's bpref on a list of judged documents (the condensed list)."""
+    nrel = sum(1 for l in judged if l >= rel)
+    nnon = len(judged) - nrel
+    if nrel == 0:
+        return 0.0
+    total, x = 0.0, 0
+    for l in labels:
+        if l >= rel:
+            total += 1.0 if x == 0 else 1.0 - min(x, nrel) / min(nrel, nnon)
+        else:
+            x += 1
+    return total / nrel
+
+
+def judged_at(labels, k):
+    """Judged@k on a list of judged documents (LETOR: every candidate is judged)."""
+    return min(len(labels), k) / k
+
+
+#: the families this module has a reference for (tests/test_registry.py: every registered family
+#: must be here)
+REFERENCE = frozenset({"DCG", "nDCG", "P", "R", "Rprec", "SP", "AP", "RR", "ERR", "RBP",
+                       "Success", "Q", "nERR", "O", "Pplus", "F", "E", "bpref", "Judged"})
+
+
+def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0.8, lmax=4,
+            beta=1.0):
     """Dispatch by measure family name; ``judged`` = all judged labels of the query."""
     labels = [max(int(l), 0) for l in labels]
     judged = [max(int(l), 0) for l in judged]
@@ -108,8 +197,24 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
         return rr(labels, k, rel) if nrel else 0.0
     if name == "ERR":
         return err(labels, k, lmax)
+    if name == "nERR":
+        return nerr(labels, judged, k, lmax, gtype)
+    if name == "Q":
+        return q_measure(labels, judged, k, beta, gtype)
+    if name == "O":
+        return o_measure(labels, judged, k, beta, gtype)
+    if name == "Pplus":
+        return pplus(labels, judged, beta, gtype)
+    if name == "bpref":
+        return bpref(labels, judged, rel)
+    if name == "Judged":
+        return judged_at(labels, k)
     if name == "RBP":
-        return rbp(labels, p, k, rel)
+        return rbp(labels, p, k, rel, gtype, lmax)
+    if name == "F":
+        return f_measure(labels, nrel, k, beta, rel)
+    if name == "E":
+        return 1.0 - f_measure(labels, nrel, k, beta, rel)
     if name == "Success":
         return success(labels, k, rel)
     raise KeyError(name)

@@ -423,7 +423,7 @@ def test_stream_matches_memory_on_review_cases():
     run2 = pa.table({"qid": ["q1", "q1"], "docid": ["d1", "d2"], "score": [1.0, 2.0]})
     big = pa.table({"qid": ["q1", "q9"], "docid": ["d1", "d1"], "label": [1, 1100]})
     with pytest.raises(uefast.InputError, match="the data has label 1100"):
-        us.evaluate_stream(run2, big, ["nDCG(gain=exp)@5"], batch_size=1)
+        us.evaluate_stream(run2, big, ["DCG(gain=exp)@5"], batch_size=1)
     run3 = pa.table({"qid": ["a", "a", "b"], "docid": ["1", "2", "1"], "score": [1.0, 2.0, 1.0]})
     qrels3 = pa.table({"qid": ["a", "b"], "docid": ["1", "2"], "label": [1, 0]})
     a = uefast.evaluate(run3.to_reader(), qrels3, ["AP"], degenerate="drop")

@@ -19,7 +19,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from uefast.errors import InputError
 from uefast.inputs import (
     _EMPTY_B,
     _EMPTY_I,
@@ -32,16 +31,15 @@ from uefast.inputs import (
     string_buffers,
 )
 from uefast.inputs import kernel_array as _ro
-from uefast.kernels.driver import judged_pass, n_chunks, ranking_pass
+from uefast.kernels.driver import judged_pass, n_chunks
 from uefast.kernels.grouping import counting_sort, find_duplicate, run_starts_bytes, run_starts_int
-from uefast.kernels.metrics import (K_AP, K_DCG, K_ERR, K_NDCG, K_P, K_R, K_RBP, K_RR, K_SP,
-                                    K_SUCCESS)
 from uefast.kernels.docrank import docid_byte_ranks
 from uefast.kernels.ordering import DOC_BYTES, DOC_INT, DOC_NONE, TIE_DOCID, TIE_EXPECTED, TIE_INPUT
-from uefast.measures import GAIN_CODES, NORM_CODES, Measure
+from uefast.measures import Measure, PlanContext
+from uefast.measures._builtin import MAX_RAW_EXP_LABEL, PAPER_DCG_MAX_CUTOFF  # noqa: F401
 
 __all__ = ["KERNEL_LOCK", "Grouping", "MeasurePlan", "JudgedStats", "group_keys", "group_codes",
-           "plan_measures", "top_k", "judged_stats", "rank_values", "duplicate_docid", "docid_ranks",
+           "plan_measures", "exp_gain_code", "top_k", "judged_stats", "rank_values", "duplicate_docid", "docid_ranks",
            "TIE_MODES",
            "tables"]
 
@@ -154,7 +152,12 @@ def group_keys(arr: pa.Array, name: str = "qid", what: str = "input") -> Groupin
 
 @dataclass(frozen=True)
 class MeasurePlan:
-    """Per-measure kernel parameters, aligned with ``measures``."""
+    """Per-measure kernel parameters, aligned with ``measures``, from each family's
+    ``kernel_params`` (:mod:`uefast.measures`): kernel code, cutoff, gain code, relevance
+    threshold, real parameter, AP norm, paper-REB flag, normalised flag (value / raw IUB).
+    ``need``: how many ideal-ranking labels the judged pass must sort (-1: all);
+    ``keep_ideal``: a family's state is the ideal ranking (kept for the ranking pass);
+    ``exp_gtype``: the exponential gain's code (``1 + s``, gains scaled by 2^-s)."""
 
     measures: tuple[Measure, ...]
     kinds: np.ndarray
@@ -165,19 +168,24 @@ class MeasurePlan:
     norms: np.ndarray
     paper: np.ndarray
     max_cutoff: int
+    normed: np.ndarray = None
+    need: int = 0
+    keep_ideal: bool = False
+    exp_gtype: int = 1
 
 
-#: 2^l - 1 (exponential gain, ERR's grades) is finite in float64 up to this label
-_MAX_EXP_LABEL = 1023
-
-#: ``reb="paper"`` sums DCG's discounts to k even when k exceeds the ranking (SPEC_math §3), so
-#: the judged pass's tables then reach k: that far at most (3 x 8 bytes a position, ~100 MB).
-PAPER_DCG_MAX_CUTOFF = 1 << 22
+def exp_gain_code(max_label: int) -> int:
+    """The gain code of the exponential gain for data whose largest label is ``max_label``: 1
+    (2^l - 1) up to label 960, else 1 + s with s = max_label - 960, the gains scaled by 2^-s so
+    that a sum of up to 2^63 of them stays finite (nDCG's ratios do not change)."""
+    return 1 + max(0, int(max_label) - MAX_RAW_EXP_LABEL)
 
 
 def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "exact",
                   max_label: int = 1) -> MeasurePlan:
-    """Resolve defaults (``rel`` from ``rel_level``, ERR's ``lmax`` from ``max_label``)."""
+    """Resolve every measure through its family (:class:`~uefast.measures.Family`):
+    ``kernel_params`` gives the kernel's parameters (``rel`` from ``rel_level``, ERR's ``lmax``
+    from ``max_label``) and refuses what the data cannot support, naming the measure."""
     m = len(measures)
     kinds = np.empty(m, np.int64)
     ks = np.zeros(m, np.int64)
@@ -186,55 +194,38 @@ def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "ex
     fparams = np.zeros(m, np.float64)
     norms = np.zeros(m, np.int64)
     paper = np.zeros(m, np.bool_)
+    normed = np.zeros(m, np.bool_)
+    ctx = PlanContext(rel_level=rel_level, max_label=max_label, reb=reb,
+                      exp_gtype=exp_gain_code(max_label))
+    need = 0
+    keep_ideal = False
     for i, meas in enumerate(measures):
-        d = meas.definition
-        kinds[i] = d.kind
+        fam = meas.definition
+        kinds[i] = fam.code
         ks[i] = meas.cutoff or 0
-        if "gain" in d.params:
-            gtypes[i] = GAIN_CODES[meas.param("gain")]
-            if meas.param("gain") == "exp" and max_label > _MAX_EXP_LABEL:
-                raise InputError(f"measure {str(meas)!r}: the data has label {max_label}; the gain "
-                                 f"2^label - 1 is not finite in float64 beyond label {_MAX_EXP_LABEL}")
-        if "rel" in d.params:
-            r = meas.param("rel")
-            rels[i] = rel_level if r is None else r
-            if rels[i] < 1:
-                raise InputError(f"measure {str(meas)!r}: `rel` must be >= 1, got {rels[i]}")
-        if "norm" in d.params:
-            norms[i] = NORM_CODES[meas.param("norm")]
-        if d.name == "ERR":
-            lm = meas.param("lmax")
-            if lm is not None and not max_label <= lm:
-                raise InputError(
-                    f"measure {str(meas)!r}: the data has label {max_label}, above lmax={lm} (ERR's "
-                    f"stop probability (2^label - 1) / 2^lmax would exceed 1); use lmax >= {max_label} "
-                    f"or leave it out (default: the largest label)")
-            if (max_label if lm is None else lm) > _MAX_EXP_LABEL:
-                what = f"lmax={lm}" if lm is not None else f"the data has label {max_label} (lmax)"
-                raise InputError(f"measure {str(meas)!r}: {what}: 2^lmax is not finite in float64 "
-                                 f"beyond {_MAX_EXP_LABEL}")
-            fparams[i] = float(max(max_label, 1) if lm is None else lm)
-        elif d.name == "RBP":
-            fparams[i] = float(meas.param("p"))
-        paper[i] = reb == "paper" and d.paper_reb
-        if paper[i] and kinds[i] in (K_DCG, K_NDCG) and ks[i] > PAPER_DCG_MAX_CUTOFF:
-            raise InputError(f"measure {str(meas)!r} with reb='paper': the paper's REB sums DCG's "
-                             f"discounts to k even beyond the ranking; cutoffs above "
-                             f"{PAPER_DCG_MAX_CUTOFF:,} are not supported (reb='exact' has no limit)")
+        kp = fam.kernel_params(meas, ctx)
+        gtypes[i], rels[i], fparams[i], norms[i] = kp.gtype, kp.rel, kp.fparam, kp.norm
+        paper[i] = reb == "paper" and fam.paper_reb is not None
+        normed[i] = fam.normalised
+        # how deep the judged pass sorts the labels: closed forms read none, measures that
+        # read the ideal ranking (IUB by the plain routine, REB by the tied one) read their top
+        # k, and all of it without a cutoff or when their state is the ideal ranking
+        if "ideal" in fam.state:
+            keep_ideal = True
+        if "ideal" in fam.state or fam.sorted_labels == "all":
+            need = -1
+        elif fam.sorted_labels == "top_k" and need >= 0:
+            need = -1 if ks[i] <= 0 else max(need, int(ks[i]))
     return MeasurePlan(tuple(measures), kinds, ks, gtypes, rels, fparams, norms, paper,
-                       int(ks.max()) if m else 0)
-
-
-# Measures whose value with a cutoff k reads ranks < k only (R-prec reads the top Np instead).
-_TRUNCATABLE = frozenset({K_DCG, K_NDCG, K_P, K_R, K_SP, K_AP, K_RR, K_ERR, K_RBP, K_SUCCESS})
+                       int(ks.max()) if m else 0, normed, need, keep_ideal, ctx.exp_gtype)
 
 
 def top_k(plan: MeasurePlan) -> int:
-    """The largest cutoff if every measure has one and reads no rank beyond it (then the
-    ranking pass may rank only the top documents), else 0."""
+    """The largest cutoff if every measure has one and reads no rank beyond it (its family is
+    ``truncatable``; then the ranking pass may rank only the top documents), else 0."""
     if not len(plan.kinds) or np.any(plan.ks <= 0):
         return 0
-    if any(int(k) not in _TRUNCATABLE for k in plan.kinds):
+    if not all(m.definition.truncatable for m in plan.measures):
         return 0
     return plan.max_cutoff
 
@@ -254,13 +245,17 @@ def tables(length: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class JudgedStats:
-    """Per query (rows) and measure (columns): IUB, REB, Np and IDCG; ``n_judged`` per query."""
+    """Per query (rows) and measure (columns): IUB, REB, Np and the normaliser (IDCG for nDCG,
+    the raw IUB of every normalised family, else 1); ``n_judged`` per query; the state of
+    families that read the ideal ranking: ``ideal[ioff[q]:ioff[q+1]]`` (empty when none does)."""
 
     iub: np.ndarray
     reb: np.ndarray
     nrel: np.ndarray
     idcg: np.ndarray
     n_judged: np.ndarray
+    ioff: np.ndarray = None
+    ideal: np.ndarray = None
 
 
 def _max_group(offsets: np.ndarray) -> int:
@@ -268,8 +263,10 @@ def _max_group(offsets: np.ndarray) -> int:
 
 
 def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.ndarray,
-                 plan: MeasurePlan, max_label: int) -> JudgedStats:
-    """Run :func:`~uefast.kernels.driver.judged_pass` over the judged groups."""
+                 plan: MeasurePlan, max_label: int, collection_size: int = 0) -> JudgedStats:
+    """Run :func:`~uefast.kernels.driver.judged_pass` over the judged groups. With
+    ``collection_size`` N > 0, REB is over a collection of N documents, the unjudged ones
+    non-relevant (:mod:`uefast.universe`; every measure's family has a closed-form REB)."""
     nq, nm = len(joff) - 1, len(plan.measures)
     out = [np.zeros((nq, nm)) for _ in range(2)]
     nrel = np.zeros((nq, nm), np.int64)
@@ -277,15 +274,24 @@ def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.
     nj = np.zeros(nq, np.int64)
     # positions beyond a group's length are never read (K = min(k, n)), except by the paper's
     # DCG REB, which sums the discounts to k
-    paper_k = [int(k) for kind, k, p in zip(plan.kinds, plan.ks, plan.paper)
-               if p and kind in (K_DCG, K_NDCG)]
+    paper_k = [int(k) for meas, k, p in zip(plan.measures, plan.ks, plan.paper)
+               if p and meas.name in ("DCG", "nDCG")]
     tabs = tables(max(_max_group(joff), *paper_k, 1))
+    if collection_size > 0:
+        from uefast.universe import collection_tables
+
+        tabs = collection_tables(plan, _max_group(joff), collection_size)
+    joff = _ro(joff, np.int64)
+    ideal = np.zeros(int(joff[-1]) if plan.keep_ideal and len(joff) else 0, np.int64)
+    normed = plan.normed if plan.normed is not None else np.zeros(nm, np.bool_)
     with KERNEL_LOCK:
-        judged_pass(_ro(joff, np.int64), _ro(jperm, np.int64), has_jperm, _ro(jlab),
+        judged_pass(joff, _ro(jperm, np.int64), has_jperm, _ro(jlab),
                     int(max(max_label, 0)), plan.kinds, plan.ks,
-                    plan.gtypes, plan.rels, plan.fparams, plan.norms, plan.paper, tabs,
-                    n_chunks(nq), out[0], out[1], nrel, idcg, nj)
-    return JudgedStats(out[0], out[1], nrel, idcg, nj)
+                    plan.gtypes, plan.rels, plan.fparams, plan.norms, plan.paper, normed,
+                    int(plan.need), int(plan.exp_gtype), bool(plan.keep_ideal),
+                    int(collection_size), tabs,
+                    n_chunks(nq), out[0], out[1], nrel, idcg, nj, ideal)
+    return JudgedStats(out[0], out[1], nrel, idcg, nj, joff, ideal)
 
 
 def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: np.ndarray,
@@ -301,36 +307,35 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
     The kernel counts NaN scores as it reads them (NaN has no rank): with ``nan_error`` given,
     ``nan_error(first NaN row)`` is raised when there is one (callers that evaluate every row
     skip their own pass over the scores); without it the caller must have checked.
-    ``backend="cuda"``: ranked on an NVIDIA GPU (:mod:`uefast.gpu`), same values."""
-    nseg = len(offsets) - 1
+    ``backend``: the ranking backend (:mod:`uefast.backends`: ``"cpu"``, or ``"cuda"`` on an
+    NVIDIA GPU through :mod:`uefast.gpu`, same values)."""
+    from uefast.backends import get_backend
+
     tabs = tables(max(_max_group(offsets), 1))  # ranks beyond a segment's length: never read
     scores = _ro(scores, np.float64)
     kd = _kernel_docs(docs, ties)
-    if backend == "cuda":
-        from uefast.gpu import rank_values_cuda
-
-        out, nan = rank_values_cuda(
-            offsets, perm, has_perm, labels, scores, qref, TIE_MODES[ties], kd.mode, kd.ints,
-            kd.offsets, kd.data, (plan.kinds, plan.ks, plan.gtypes, plan.rels, plan.fparams,
-                                  plan.norms), judged.nrel, judged.idcg, tabs)
-    else:
-        out = np.zeros((nseg, len(plan.measures)))
-        nch = n_chunks(nseg)
-        nan = np.zeros(nch, np.int64)
-        with KERNEL_LOCK:
-            ranking_pass(_ro(offsets, np.int64), _ro(perm, np.int64), has_perm, _ro(labels),
-                         scores, scores.view(np.int64), _ro(qref, np.int64), TIE_MODES[ties],
-                         kd.mode, kd.ints, kd.offsets, kd.data, plan.kinds, plan.ks, plan.gtypes,
-                         plan.rels, plan.fparams, plan.norms, judged.nrel, judged.idcg, tabs,
-                         nch, float(COUNTING_FACTOR), bool(COUNTING_F32), int(SORT_NETWORK),
-                         top_k(plan) if TOP_K else 0,
-                         _NO_RISING if doc_rising is None else _ro(doc_rising, np.uint8), out,
-                         nan)
+    ioff, ideal = _ideal_state(judged)
+    knobs = {"counting_factor": float(COUNTING_FACTOR), "f32": bool(COUNTING_F32),
+             "sortnet": int(SORT_NETWORK), "top_k": top_k(plan) if TOP_K else 0}
+    out, nan = get_backend(backend).rank(
+        _ro(offsets, np.int64), _ro(perm, np.int64), has_perm, _ro(labels), scores,
+        _ro(qref, np.int64), TIE_MODES[ties], kd, plan, judged, ioff, ideal, tabs,
+        _NO_RISING if doc_rising is None else _ro(doc_rising, np.uint8), knobs)
     if nan_error is not None and nan.any():
         raise nan_error(first_nan(scores))
     return out
 
 
+def _ideal_state(judged: JudgedStats) -> tuple[np.ndarray, np.ndarray]:
+    """``(ioff, ideal)`` for the ranking pass: the judged pass's ideal rankings, or an empty
+    array (sliced empty for every query) where no family keeps them."""
+    if judged.ideal is None or judged.ioff is None:
+        return np.zeros(len(judged.n_judged) + 1, np.int64), _NO_IDEAL
+    return _ro(judged.ioff, np.int64), _ro(judged.ideal, np.int64)
+
+
+_NO_IDEAL = np.zeros(0, np.int64)
+_NO_IDEAL.flags.writeable = False
 _NO_RISING = np.zeros(0, np.uint8)
 _NO_RISING.flags.writeable = False
 _NO_RISING_OUT = np.zeros(0, np.uint8)  # "do not record" for the kernels that write it

@@ -40,3 +40,8 @@ class MeasureParseError(UefastError):
 class MissingDependencyError(UefastError):
     """An optional dependency that the call needs is not installed; the message is one line
     naming the extra that installs it (``pip install "uefast[report]"``)."""
+
+
+class MeasureRegistrationError(ValueError):
+    """A measure family that cannot be registered (a missing routine, reference or name clash):
+    a programming error in the family's definition, not bad user input."""

@@ -13,7 +13,6 @@ from uefast.engine import (
     KERNEL_LOCK,
     Grouping,
     docid_ranks,
-    duplicate_docid,
     group_codes,
     group_keys,
     judged_stats,
@@ -24,7 +23,6 @@ from uefast.errors import InputError, RowError
 from uefast.inputs import (
     DocIds,
     check_same_kind,
-    explicit_score_columns,
     column,
     docids,
     kernel_array,
@@ -41,19 +39,20 @@ from uefast.inputs import (
 from uefast.kernels.driver import n_chunks
 from uefast.kernels.join import pair_table, probe_pairs
 from uefast.kernels.ordering import DOC_INT
-from uefast.measures import Measure, parse_measures
-from uefast.ue import DEGENERATE_POLICIES, degenerate_mask, ue_scores
+from uefast.measures import Measure
+from uefast.options import BACKENDS, NEGATIVE, QUERIES, REB, TIES, EvalOptions, check_choice
+from uefast.universe import retrieved_reb
+from uefast._tables import check_trec_score_columns, qrels_docids
+from uefast._tables import letor_score_columns as _letor_score_columns
+from uefast.ue import degenerate_mask, ue_scores
 
 __all__ = ["evaluate", "aggregate", "OUTPUT_SCHEMA"]
 
 OUTPUT_COLUMNS = ("system", "qid", "measure", "value", "iub", "reb", "ue_v1", "ue_v2",
                   "n_docs", "n_judged", "n_rel")
 OUTPUT_SCHEMA = "data_schemas/evaluate_output.md"
-_TIES = ("trec_eval", "input", "expected")
-_REB = ("exact", "paper")
-_QUERIES = ("intersect", "qrels")
-_NEGATIVE = ("clamp", "error")
-_BACKENDS = ("cpu", "cuda", "auto")
+# the option choices, declared once (uefast.options); the old names kept for importers
+_TIES, _REB, _QUERIES, _NEGATIVE, _BACKENDS = TIES, REB, QUERIES, NEGATIVE, BACKENDS
 
 
 @dataclass
@@ -73,9 +72,7 @@ class _Result:
     info: dict
 
 
-def _check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
-    if value not in choices:
-        raise InputError(f"`{name}` must be one of {list(choices)}, got {value!r}")
+_check_choice = check_choice
 
 
 def evaluate(
@@ -97,6 +94,8 @@ def evaluate(
     score: str = "score",
     system: str = "system",
     backend: str = "cpu",
+    reb_universe: str = "judged",
+    collection_size: int | None = None,
 ) -> pa.Table:
     """Evaluate every system on every query for every measure, with IUB, REB and UE V1/V2.
 
@@ -127,6 +126,14 @@ def evaluate(
     reb
         ``"exact"``: exact expectation under a uniformly random order of the judged documents;
         ``"paper"``: the paper's formulas (DCG summed to k, E[SP@k] = k p^2) where it has them.
+    reb_universe
+        The random ranking REB is the expectation over (:mod:`uefast.universe`): ``"judged"``
+        (a random order of the query's judged documents; on pooled TREC qrels a strong
+        baseline), ``"retrieved"`` (a random order of each run's own retrieved documents,
+        unjudged = 0), ``"collection"`` (a random order of ``collection_size`` documents, the
+        unjudged ones non-relevant; closed-form measures only). Recorded in the metadata.
+    collection_size
+        N for ``reb_universe="collection"``.
     degenerate
         UE scores of queries with IUB == REB: ``"zero"`` (spec), ``"nan"``, or ``"drop"`` (rows
         removed and listed in the metadata key ``uefast.dropped``, also with ``ue=False``).
@@ -142,9 +149,9 @@ def evaluate(
         ``"error"``: reject them.
     backend
         ``"cpu"`` (default): the Numba CPU engine. ``"cuda"``: rank and score every segment on an
-        NVIDIA GPU (:mod:`uefast.gpu`; needs the ``gpu`` extra), one thread block per (system,
-        query) ranking by counting, with the same measure routines; grouping, IUB and REB stay on
-        the CPU. Same values. ``"auto"``: ``"cuda"`` where CuPy, a GPU and at least
+        NVIDIA GPU (:mod:`uefast.gpu`; needs the ``gpu`` extra) with the same measure routines
+        (the sort kernels; ``UEFAST_CUDA_KERNEL=counting`` ranks by counting, one thread block per
+        (system, query)); grouping, IUB and REB stay on the CPU. Same values. ``"auto"``: ``"cuda"`` where CuPy, a GPU and at least
         :data:`uefast.gpu.memory.AUTO_MIN_ROWS` rows are present, else ``"cpu"``.
 
     Returns
@@ -154,27 +161,24 @@ def evaluate(
         Metadata: ``uefast.version``, ``uefast.settings`` (JSON), ``uefast.info`` (JSON row
         accounting), ``uefast.dropped`` (JSON). Use :func:`aggregate` for means over queries.
     """
-    _check_choice("ties", ties, _TIES)
-    _check_choice("reb", reb, _REB)
-    _check_choice("degenerate", degenerate, DEGENERATE_POLICIES)
-    _check_choice("queries", queries, _QUERIES)
-    _check_choice("negative_labels", negative_labels, _NEGATIVE)
-    _check_choice("backend", backend, _BACKENDS)
-    if isinstance(rel_level, bool) or not isinstance(rel_level, (int, np.integer)) or rel_level < 1:
-        raise InputError(f"`rel_level` must be an integer >= 1, got {rel_level!r}")
     from uefast.streaming import evaluate_stream, is_streaming_source
 
-    if backend == "cuda":
-        from uefast.gpu import cuda_unavailable_reason
-
-        reason = cuda_unavailable_reason()
-        if reason is not None:
-            raise InputError(f"`backend`='cuda' cannot run here: {reason}")
+    names = dict(qid=qid, docid=docid, label=label, score=score, system=system)
+    opts = EvalOptions(measures=measures, ue=ue, ties=ties, reb=reb, reb_universe=reb_universe,
+                       collection_size=collection_size, degenerate=degenerate,
+                       rel_level=rel_level, queries=queries, negative_labels=negative_labels,
+                       score_columns=score_columns, columns=names, backend=backend).validated()
+    mlist = list(opts.measures)
+    n_universe = opts.n_universe
+    rel_level = opts.rel_level
     if qrels is not None:
         check_trec_score_columns(score_columns)
     streamed = is_streaming_source(run)
     if backend == "auto" and streamed:
         backend = "cpu"  # streamed input is evaluated on the CPU
+    if streamed and reb_universe != "judged":
+        raise InputError(f"reb_universe={reb_universe!r} does not take streamed input yet; read "
+                         "it into a pyarrow.Table first")
     if queries == "intersect" and streamed:
         if backend != "cpu":
             raise InputError(f"`backend`={backend!r} does not take streamed input (a "
@@ -190,12 +194,7 @@ def evaluate(
         from uefast.streaming._source import read_source
 
         run = read_source(run)
-    mlist = parse_measures(measures)
-    names = dict(qid=qid, docid=docid, label=label, score=score, system=system)
-    settings = dict(measures=[str(m) for m in mlist], ue=ue, ties=ties, reb=reb,
-                    degenerate=degenerate, rel_level=int(rel_level), queries=queries,
-                    negative_labels=negative_labels, columns=names,
-                    style="letor" if qrels is None else "trec", backend=backend)
+    settings = opts.settings("letor" if qrels is None else "trec")
     run_t = to_arrow(run, "run")
     if run_t.num_rows == 0:
         raise InputError("run: the input has no rows")
@@ -205,42 +204,22 @@ def evaluate(
         backend = settings["backend"] = choose_backend(backend, run_t.num_rows)
     if qrels is None:
         res = _evaluate_letor(run_t, mlist, ties, reb, int(rel_level), negative_labels,
-                              score_columns, names, backend)
+                              score_columns, names, backend, n_universe)
     else:
         qrels_t = to_arrow(qrels, "qrels")
         if qrels_t.num_rows == 0:
             raise InputError("qrels: the input has no rows")
         res = _evaluate_trec(run_t, qrels_t, mlist, ties, reb, int(rel_level), queries,
-                             negative_labels, names, backend)
+                             negative_labels, names, backend, n_universe,
+                             reb_universe == "retrieved")
     settings["score_columns"] = res.info.pop("score_columns", None)
     return _build_table(res, mlist, ue, degenerate, settings)
 
 
 # ----------------------------------------------------------------------------- LETOR style
-def check_trec_score_columns(score_columns) -> None:
-    """``score_columns`` names the systems of a LETOR-style table; a TREC-style run (qrels given)
-    has its one score column (``score=``) and its systems in a ``system`` column."""
-    if score_columns is not None:
-        raise InputError(f"`score_columns`={score_columns!r} applies to LETOR-style input "
-                         "(qrels=None); a TREC-style run names its score column with score=... "
-                         "and its systems in a `system` column")
-
-
-def _letor_score_columns(t: pa.Table, score_columns, names) -> list[str]:
-    if score_columns is not None:
-        return explicit_score_columns(score_columns, t.column_names, names["system"])
-    if names["system"] in t.column_names:
-        return [names["score"]]
-    keys = {names["qid"], names["docid"], names["label"], names["system"]}
-    cols = [f.name for f in t.schema if f.name not in keys and pa.types.is_floating(f.type)]
-    if not cols:
-        raise InputError(f"run: no score column found (floating-point columns other than "
-                         f"{sorted(keys)}); columns are {t.column_names}; pass score_columns=")
-    return cols
-
-
 def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, names,
-                    backend="cpu") -> _Result:
+                    backend="cpu", n_universe=0) -> _Result:
+    """LETOR style (every candidate judged: the retrieved universe is the judged one)."""
     what = "run"
     qid_arr = column(t, names["qid"], what)
     labels = label_array(column(t, names["label"], what), names["label"], what, negative)
@@ -250,6 +229,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
     cols = _letor_score_columns(t, score_columns, names)
     plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
     info: dict[str, Any] = {"rows_in": t.num_rows, "score_columns": cols}
+    flags = [i for i, m in enumerate(mlist) if m.definition.label_source == "judged"]
     if names["system"] in t.column_names:
         # long format: one score column, rows of each system; group by (system, qid)
         sys_g = group_keys(column(t, names["system"], what), names["system"], what)
@@ -259,12 +239,16 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         nq, ns = q_g.n_groups, sys_g.n_groups
         g = group_codes(scodes * nq + qcodes, ns * nq, q_g.keys)
         docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "(system, qid)")
-        judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label)
+        judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe)
         scores = score_array(column(t, cols[0], what), cols[0], what, check_nan=False)
         qref = np.arange(g.n_groups, dtype=np.int64)
         vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
                            judged, nan_error=score_nan_error(cols[0], what), doc_rising=rising,
                            backend=backend)
+        if flags:  # every candidate is judged: its flag is 1
+            one = np.ones(len(labels), np.int8)
+            vals[:, flags] = _flag_values(g, g, one, one, scores, qref, ties, docs, plan, judged,
+                                          flags, n_universe, backend)
         sizes = np.diff(g.offsets)
         keep = np.flatnonzero(sizes > 0)
         info["missing_system_queries"] = int(ns * nq - len(keep))
@@ -274,7 +258,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
                        judged.nrel[keep], info)
     g = group_keys(qid_arr, names["qid"], what)
     docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "qid")
-    judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label)
+    judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe)
     nq = g.n_groups
     qref = np.arange(nq, dtype=np.int64)
     vals = np.empty((len(cols) * nq, len(mlist)))
@@ -285,6 +269,11 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
                                                 qref, ties, docs, plan, judged,
                                                 nan_error=score_nan_error(c, what),
                                                 doc_rising=rising, backend=backend)
+        if flags:  # every candidate is judged: its flag is 1
+            one = np.ones(len(labels), np.int8)
+            vals[s * nq:(s + 1) * nq, flags] = _flag_values(g, g, one, one, scores, qref, ties,
+                                                            docs, plan, judged, flags, n_universe,
+                                                            backend)
     info["rows_evaluated"] = t.num_rows
     ns = len(cols)
     sizes = np.diff(g.offsets)
@@ -322,19 +311,10 @@ def _check_duplicates(g: Grouping, docs, doc_arr, docid_name: str, what: str,
 
 
 # ----------------------------------------------------------------------------- TREC style
-def qrels_docids(qg: Grouping, q_qid: pa.Array, q_doc: pa.Array, dn: str) -> DocIds:
-    """The qrels docids (:func:`docids`), a (qid, docid) judged twice refused (rows of the
-    qrels; the streaming layer checks the whole qrels with it up front)."""
-    qdocs = docids(q_doc, dn, "qrels")
-    r, o = duplicate_docid(qg, qdocs)
-    if r >= 0:
-        raise RowError("qrels", f"duplicate judgment for qid {q_qid[r].as_py()!r} docid "
-                       f"{q_doc[r].as_py()!r}: rows ", o, " and ", r)
-    return qdocs
-
-
 def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negative, names,
-                   backend="cpu") -> _Result:
+                   backend="cpu", n_universe=0, retrieved=False) -> _Result:
+    """TREC style. ``n_universe``: REB over a collection of that many documents;
+    ``retrieved``: REB over each run's retrieved documents (:mod:`uefast.universe`)."""
     qn, dn = names["qid"], names["docid"]
     r_qid, r_doc = column(run_t, qn, "run"), column(run_t, dn, "run")
     q_qid, q_doc = column(qrels_t, qn, "qrels"), column(qrels_t, dn, "qrels")
@@ -374,11 +354,24 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     g = group_codes(codes, ns * nq, qkeys)
     docs, rising = _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)")
     plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
-    judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label)
+    judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label, n_universe)
     scores = score_array(column(run_t, names["score"], "run"), names["score"], "run")
     qref = np.tile(np.arange(nq, dtype=np.int64), ns)
     vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
                        judged, doc_rising=rising, backend=backend)
+    flags = [i for i, m in enumerate(mlist) if m.definition.label_source == "judged"]
+    if flags:  # Judged@k: the same rankings with 1 for a judged document, 0 for an unjudged one
+        vals[:, flags] = _flag_values(qg, g, np.ones(len(q_lab), np.int8),
+                                      (hit >= 0).astype(np.int8), scores, qref, ties, docs,
+                                      plan, judged, flags, n_universe, backend)
+    # families read on the condensed list (bpref): the same segments without unjudged rows
+    cond = [i for i, m in enumerate(mlist) if m.definition.condensed(m)]
+    gj = None
+    if cond:
+        gj = group_codes(np.where(hit >= 0, codes, -1), ns * nq, qkeys)
+        vj = rank_values(gj.offsets, gj.perm, gj.has_perm, labels, scores, qref, ties, docs, plan,
+                         judged, backend=backend)
+        vals[:, cond] = vj[:, cond]
     sizes = np.diff(g.offsets)
     keep = np.flatnonzero(sizes > 0) if queries == "intersect" else np.arange(ns * nq)
     q_of = keep % nq
@@ -387,8 +380,28 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
             "rows_evaluated": int(sizes.sum()), "run_rows_query_not_in_qrels": dropped_rows,
             "run_queries_not_in_qrels": int(len(pc.unique(rq.filter(numeric_array(qcodes < 0))))),
             "system_query_pairs_without_run_rows": int(np.count_nonzero(sizes == 0))}
+    rebs = judged.reb[q_of]
+    if retrieved:
+        rr = retrieved_reb(g.offsets, g.perm, g.has_perm, labels, qref, plan, judged, backend)
+        if gj is not None:
+            rr[:, cond] = retrieved_reb(gj.offsets, gj.perm, gj.has_perm, labels, qref, plan,
+                                        judged, backend)[:, cond]
+        rebs = rr[keep]
     return _Result(sys_names, qkeys, keep // nq, q_of, vals[keep], judged.iub[q_of],
-                   judged.reb[q_of], sizes[keep], judged.n_judged[q_of], judged.nrel[q_of], info)
+                   rebs, sizes[keep], judged.n_judged[q_of], judged.nrel[q_of], info)
+
+
+def _flag_values(qg, g, q_flags, r_flags, scores, qref, ties, docs, plan, judged, cols,
+                 n_universe, backend):
+    """Values of the measures ``cols`` whose family reads judged flags (``label_source=
+    "judged"``): judged pass on ``q_flags`` (every judged document 1), ranking on ``r_flags``;
+    the judged statistics of those columns replaced in ``judged``."""
+    jf = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_flags, plan, 1, n_universe)
+    for a, b in ((judged.iub, jf.iub), (judged.reb, jf.reb), (judged.nrel, jf.nrel),
+                 (judged.idcg, jf.idcg)):
+        a[:, cols] = b[:, cols]
+    return rank_values(g.offsets, g.perm, g.has_perm, r_flags, scores, qref, ties, docs, plan,
+                       jf, backend=backend)[:, cols]
 
 
 def _string_join_rows(qcodes: np.ndarray, r_docs: DocIds, qg: Grouping,

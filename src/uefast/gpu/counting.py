@@ -40,7 +40,6 @@ import numba as nb
 import numpy as np
 
 from uefast.gpu.keys import score_keys, segment_rows, tie_breaks
-from uefast.kernels.metrics import K_AP, K_ERR, K_SP
 from uefast.kernels.ordering import TIE_EXPECTED
 from uefast.kernels.segment import segment_measure
 
@@ -135,18 +134,14 @@ def counting_inputs(offsets, perm, has_perm, labels, scores, tie_mode, doc_mode,
 
 
 def _scratch_slots(kinds: np.ndarray, tie_mode: int) -> np.ndarray:
-    """Scratch row of each measure: the measures that write scratch (SP and AP ranked, ERR
-    tie-aware) get one each, the others row 0, which they never touch."""
-    need = (np.isin(kinds, (K_SP, K_AP)) if tie_mode != TIE_EXPECTED
-            else kinds == K_ERR)
-    slots = np.zeros(len(kinds), np.int64)
-    slots[need] = np.arange(int(need.sum()))
-    return slots
+    """Scratch row of each measure: one per measure, so that threads computing different
+    measures of a segment never share scratch, whichever families write it."""
+    return np.arange(len(kinds), dtype=np.int64)
 
 
 @_jit
 def _emulated(seg_ids, offsets, keys, tb, labs, qref, tie_mode, kinds, ks, gtypes, rels, fparams,
-              norms, nrel_q, idcg_q, tabs, slots, lab, mark, gend, iscr, fscr, out):
+              norms, nrel_q, idcg_q, ioff, ideal, tabs, slots, lab, mark, gend, iscr, fscr, out):
     """What the kernel computes, every thread's steps run one after another on the CPU."""
     for g in seg_ids:
         base = offsets[g]
@@ -164,7 +159,7 @@ def _emulated(seg_ids, offsets, keys, tb, labs, qref, tie_mode, kinds, ks, gtype
             s = slots[m]
             out[g, m] = segment_measure(m, qref[g], lab[base:base + n], gend[base:base + n], ng,
                                         n, tie_mode, kinds, ks, gtypes, rels, fparams, norms,
-                                        nrel_q, idcg_q, tabs, iscr[s, base:base + n],
+                                        nrel_q, idcg_q, ioff, ideal, tabs, iscr[s, base:base + n],
                                         fscr[s, base + g:base + g + n + 1])
 
 
@@ -174,7 +169,8 @@ cuda = None
 
 
 def _count_kernel(seg_ids, offsets, keys, tb, labs, qref, tie_mode, kinds, ks, gtypes, rels,
-                  fparams, norms, nrel_q, idcg_q, tabs, slots, lab, mark, gend, iscr, fscr, out):
+                  fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, slots, lab, mark, gend, iscr,
+                  fscr, out):
     """Thread block b: segment ``seg_ids[b]`` -- zero, place the positive documents (threads
     striding over the segment), find the tie groups (thread 0, ``ties="expected"``), then
     thread m computes measure m (striding when there are more measures than threads)."""
@@ -202,7 +198,7 @@ def _count_kernel(seg_ids, offsets, keys, tb, labs, qref, tie_mode, kinds, ks, g
         s = slots[m]
         out[g, m] = segment_measure(m, qref[g], lab[base:base + n], gend[base:base + n], ng, n,
                                     tie_mode, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
-                                    idcg_q, tabs, iscr[s, base:base + n],
+                                    idcg_q, ioff, ideal, tabs, iscr[s, base:base + n],
                                     fscr[s, base + g:base + g + n + 1])
 
 
@@ -221,7 +217,7 @@ def _threads_per_block(sizes: np.ndarray) -> int:
 
 
 def launch_counting(seg_ids, offsets, ci: CountingInputs, qref, tie_mode, plan_arrays, nrel_q,
-                    idcg_q, tabs, out, emulate: bool, mem=None):
+                    idcg_q, ioff, ideal, tabs, out, emulate: bool, mem=None):
     """Rank and score segments ``seg_ids`` by counting into ``out`` (device or host array);
     returns the ranked-label scratch (``lab``, segment order) for the tests. ``mem``: the call's
     :class:`uefast.gpu.memory.DeviceMemory` (None: host arrays, ``emulate``)."""
@@ -239,7 +235,7 @@ def launch_counting(seg_ids, offsets, ci: CountingInputs, qref, tie_mode, plan_a
     fscr = empty((nslot, n + nseg + 1 if expected else 1), np.float64)
     args = [to_dev(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in
             (seg_ids, offsets, ci.keys, ci.tb, ci.labs, qref, int(tie_mode), *plan_arrays,
-             nrel_q, idcg_q, tabs, slots)]
+             nrel_q, idcg_q, ioff, ideal, tabs, slots)]
     if emulate:
         _emulated(*args, lab, mark, gend, iscr, fscr, out)
     elif len(seg_ids):
@@ -250,7 +246,7 @@ def launch_counting(seg_ids, offsets, ci: CountingInputs, qref, tie_mode, plan_a
 
 
 def ranked_labels(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
-                  doc_off, doc_data, plan_arrays, nrel_q, idcg_q, tabs, emulate: bool
+                  doc_off, doc_data, plan_arrays, nrel_q, idcg_q, ioff, ideal, tabs, emulate: bool
                   ) -> tuple[np.ndarray, np.ndarray]:
     """``(values, lab)``: every segment ranked by counting (no sorting fallback), with the ranked
     labels (segment order, label <= 0 as 0) -- what the tests compare rank by rank with the CPU
@@ -261,14 +257,16 @@ def ranked_labels(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_m
     seg = np.arange(len(offsets) - 1, dtype=np.int64)
     out = np.zeros((len(seg), len(plan_arrays[0])))
     if emulate:
-        lab = launch_counting(seg, offsets, ci, qref, tie_mode, plan_arrays, nrel_q, idcg_q, tabs,
+        lab = launch_counting(seg, offsets, ci, qref, tie_mode, plan_arrays, nrel_q, idcg_q, ioff,
+                              ideal, tabs,
                               out, True)
         return out, lab
     from uefast.gpu.memory import DeviceMemory
 
     mem = DeviceMemory()
     d_out = mem.empty(out.shape, np.float64)
-    d_lab = launch_counting(seg, offsets, ci, qref, tie_mode, plan_arrays, nrel_q, idcg_q, tabs,
+    d_lab = launch_counting(seg, offsets, ci, qref, tie_mode, plan_arrays, nrel_q, idcg_q, ioff,
+                              ideal, tabs,
                             d_out, False, mem=mem)
     return mem.to_host(d_out), mem.to_host(d_lab)
 
@@ -281,8 +279,8 @@ def split_segments(offsets: np.ndarray, npos: np.ndarray) -> tuple[np.ndarray, n
 
 
 def rank_values_counting(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
-                         doc_int, doc_off, doc_data, plan_arrays, nrel_q, idcg_q, tabs,
-                         emulate: bool, sort_segments) -> tuple[np.ndarray, np.ndarray]:
+                         doc_int, doc_off, doc_data, plan_arrays, nrel_q, idcg_q, ioff, ideal,
+                         tabs, emulate: bool, sort_segments) -> tuple[np.ndarray, np.ndarray]:
     """``(values, nan)`` as :func:`uefast.gpu.ranking.rank_values_cuda` returns them, ranked by
     counting; ``sort_segments(ids, out)`` ranks the segments too costly to count (the sorting
     kernel) into the same ``out``. NaN scores are counted on the host (NaN has no key); a
@@ -301,14 +299,16 @@ def rank_values_counting(offsets, perm, has_perm, labels, scores, qref, tie_mode
     counted, sorted_ = split_segments(offsets, ci.npos)
     if emulate:
         out = np.zeros((nseg, nm))
-        launch_counting(counted, offsets, ci, qref, tie_mode, plan_arrays, nrel_q, idcg_q, tabs,
+        launch_counting(counted, offsets, ci, qref, tie_mode, plan_arrays, nrel_q, idcg_q, ioff,
+                        ideal, tabs,
                         out, True)
     else:
         from uefast.gpu.memory import DeviceMemory
 
         mem = DeviceMemory()
         d_out = mem.empty((nseg, nm), np.float64)
-        launch_counting(counted, offsets, ci, qref, tie_mode, plan_arrays, nrel_q, idcg_q, tabs,
+        launch_counting(counted, offsets, ci, qref, tie_mode, plan_arrays, nrel_q, idcg_q, ioff,
+                        ideal, tabs,
                         d_out, False, mem=mem)
         out = mem.to_host(d_out)
     if len(sorted_):

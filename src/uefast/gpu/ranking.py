@@ -158,7 +158,7 @@ cuda = None
 
 
 def _network(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
-             doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, tabs, out,
+             doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, out,
              nan_out):
     """The ``network`` kernel: thread block b ranks segment ``seg_ids[b]`` (at most
     :data:`NET_SLOTS` documents) by the bitonic network in shared memory, then its thread 0
@@ -202,18 +202,18 @@ def _network(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, d
         nan_out[g] = 0
         # si[] is free now: the tie groups' ends, or the measures' int scratch
         ranked_measures(g, qref[g], sk, lab, si, n, tie_mode, kinds, ks, gtypes, rels, fparams,
-                        norms, nrel_q, idcg_q, tabs, si, fs, out)
+                        norms, nrel_q, idcg_q, ioff, ideal, tabs, si, fs, out)
 
 
 def _threads(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
-             doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, tabs, keys,
+             doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, keys,
              idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out):
     """The ``threads`` kernel: thread i ranks and scores segment ``seg_ids[i]``."""
     t = cuda.grid(1)
     if t < seg_ids.shape[0]:
         segment_values(seg_ids[t], offsets, perm, has_perm, labels, scores, qref, tie_mode,
                        doc_mode, doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms,
-                       nrel_q, idcg_q, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out,
+                       nrel_q, idcg_q, ioff, ideal, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out,
                        nan_out)
 
 
@@ -231,7 +231,7 @@ def _kernels():
 @nb.njit(cache=True, nogil=True)
 def _emulated_network(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
                       doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
-                      idcg_q, tabs, out, nan_out):
+                      idcg_q, ioff, ideal, tabs, out, nan_out):
     """What the ``network`` kernel computes, its stages run slot after slot on the CPU."""
     sk = np.empty(NET_SLOTS, np.float64)
     si = np.empty(NET_SLOTS, np.int64)
@@ -246,34 +246,34 @@ def _emulated_network(seg_ids, offsets, perm, has_perm, labels, scores, qref, ti
         nan_out[g] = nan
         if nan == 0:
             ranked_measures(g, qref[g], sk, lab, si, n, tie_mode, kinds, ks, gtypes, rels,
-                            fparams, norms, nrel_q, idcg_q, tabs, si, fs, out)
+                            fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, si, fs, out)
 
 
 @nb.njit(cache=True, nogil=True)
 def _emulated_threads(seg_ids, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
                       doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
-                      idcg_q, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out):
+                      idcg_q, ioff, ideal, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out):
     """What the ``threads`` kernel computes, one segment after another on the CPU."""
     for g in seg_ids:
         segment_values(g, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode,
                        doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
-                       idcg_q, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out)
+                       idcg_q, ioff, ideal, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out)
 
 
 def rank_values_cuda(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: np.ndarray,
                      scores: np.ndarray, qref: np.ndarray, tie_mode: int, doc_mode: int,
                      doc_int: np.ndarray, doc_off: np.ndarray, doc_data: np.ndarray,
                      plan_arrays: tuple[np.ndarray, ...], nrel_q: np.ndarray, idcg_q: np.ndarray,
-                     tabs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                     ioff: np.ndarray, ideal: np.ndarray, tabs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(values [n_segments, n_measures], nan [n_segments])``: what
     :func:`uefast.engine.rank_values` computes, ranked on the GPU. ``plan_arrays`` = the plan's
     ``(kinds, ks, gtypes, rels, fparams, norms)``; ``nan[g]`` counts segment g's NaN scores (its
     values are then unspecified). Arguments as the CPU ranking pass takes them
     (:func:`uefast.kernels.driver.ranking_pass`).
 
-    Default (``UEFAST_CUDA_KERNEL`` unset or ``counting``): rank by counting
+    ``UEFAST_CUDA_KERNEL=counting``: rank by counting
     (:func:`uefast.gpu.counting.rank_values_counting`), segments too costly to count by the sort
-    kernels. ``sort``: every segment by one thread's quicksort in device memory
+    kernels. ``sort`` (default): every segment by one thread's quicksort in device memory
     (:func:`uefast.kernels.segment.segment_values`); with ``UEFAST_CUDA_NET_MAX=N``, segments of
     at most N documents instead take one thread block each, a bitonic network in shared memory
     (:func:`uefast.kernels.segment.net_step`), then one thread computes the measures."""
@@ -285,7 +285,7 @@ def rank_values_cuda(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labe
     if nseg == 0:
         return np.zeros((0, nm)), np.zeros(0, np.int64)
     args = (offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int, doc_off,
-            doc_data, plan_arrays, nrel_q, idcg_q, tabs)
+            doc_data, plan_arrays, nrel_q, idcg_q, ioff, ideal, tabs)
     if kernel_choice() == "counting":
         from uefast.gpu.counting import rank_values_counting
 
@@ -297,7 +297,7 @@ def rank_values_cuda(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labe
 
 
 def _rank_by_sorting(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
-                     doc_off, doc_data, plan_arrays, nrel_q, idcg_q, tabs, only=None):
+                     doc_off, doc_data, plan_arrays, nrel_q, idcg_q, ioff, ideal, tabs, only=None):
     """The ``sort`` kernels (one thread's quicksort, or a block's network): values of every
     segment, or of segments ``only`` (the other segments' rows of the result unspecified)."""
     nseg = len(offsets) - 1
@@ -319,7 +319,7 @@ def _rank_by_sorting(offsets, perm, has_perm, labels, scores, qref, tie_mode, do
         empty, to_dev = cuda.device_array, cuda.to_device
     host = (offsets, perm if has_perm else np.zeros(1, np.int64), bool(has_perm), labels, scores,
             qref, int(tie_mode), int(doc_mode), doc_int, doc_off, doc_data, *plan_arrays, nrel_q,
-            idcg_q, tabs)
+            idcg_q, ioff, ideal, tabs)
     common = tuple(to_dev(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
                    for a in host)
     d_out = empty((nseg, nm), np.float64)

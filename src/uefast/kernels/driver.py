@@ -20,16 +20,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from uefast.kernels.metrics import (
-    K_DCG,
-    K_ERR,
-    K_NDCG,
-    K_RBP,
-    gain,
-    measure_iub,
-    measure_reb,
-    paper_reb,
-)
+from uefast.kernels.dispatch import measure_iub, measure_reb, paper_reb
+from uefast.kernels.metrics import gain
 from uefast.kernels.counting import (
     F32_MAX_N,
     counting_ties,
@@ -168,37 +160,35 @@ def _positives(k32, lraw, n, pk, pidx):
 
 
 def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels, fparams, norms,
-                paper, tabs, nchunks, out_iub, out_reb, out_nrel, out_idcg, out_nj):
+                paper, normed, need, exp_gtype, keep_ideal, n_universe, tabs, nchunks, out_iub, out_reb,
+                out_nrel, out_idcg, out_nj, out_ideal):
     """For each query q (judged rows ``joff[q]:joff[q+1]``) and measure m fill
     ``out_iub[q,m]``, ``out_reb[q,m]``, ``out_nrel[q,m]`` (Np at the measure's threshold) and
-    ``out_idcg[q,m]`` (IDCG for nDCG, else 1); ``out_nj[q]`` = number of judged documents.
+    ``out_idcg[q,m]`` (the raw IUB of a ``normed`` measure -- nDCG's IDCG, nERR's ERR* -- else
+    1); ``out_nj[q]`` = number of judged documents; with ``keep_ideal`` the judged labels sorted
+    descending in ``out_ideal[joff[q]:joff[q+1]]`` (the state of families that read the ideal
+    ranking while ranking, e.g. Q-measure).
 
     IUB = the measure on the labels sorted descending; REB = its exact expectation under a
-    uniformly random order (closed forms, :func:`~uefast.kernels.metrics.measure_reb`), or the
-    paper's formula where ``paper`` is set and the paper has one.
+    uniformly random order (:func:`~uefast.kernels.dispatch.measure_reb`), or the paper's formula
+    where ``paper`` is set and the paper has one. ``need``: how many ideal-ranking labels the
+    routines read (-1: all); ``exp_gtype``: the exponential gain code of the plan (gain sums);
+    ``n_universe`` > 0: REB over a collection of that many documents (the unjudged ones
+    non-relevant; closed-form families only, :mod:`uefast.universe`), else over the judged ones.
     """
     run_chunks(_judged_chunks, nchunks, joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes,
-               rels, fparams, norms, paper, tabs, nchunks, out_iub, out_reb, out_nrel, out_idcg,
-               out_nj)
+               rels, fparams, norms, paper, normed, need, exp_gtype, keep_ideal, n_universe, tabs, nchunks,
+               out_iub, out_reb, out_nrel, out_idcg, out_nj, out_ideal)
 
 
 @nb.njit(cache=True, nogil=True)
 def _judged_chunks(c0, c1, joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels,
-                   fparams, norms, paper, tabs, nchunks, out_iub, out_reb, out_nrel, out_idcg,
-                   out_nj):
+                   fparams, norms, paper, normed, need, exp_gtype, keep_ideal, n_universe, tabs, nchunks,
+                   out_iub, out_reb, out_nrel, out_idcg, out_nj, out_ideal):
     """:func:`judged_pass` over chunks ``c0 .. c1 - 1`` (of ``nchunks``)."""
     nq = joff.shape[0] - 1
     nm = kinds.shape[0]
     nhist = max_label + 2 if max_label < _HIST_MAX else 1
-    # how many ideal-ranking labels the measures read: the closed forms read none; DCG and RBP
-    # read their top k, ERR every position (its REB); no cutoff means every position
-    need = 0
-    for m in range(nm):
-        if kinds[m] == K_ERR or ((kinds[m] == K_DCG or kinds[m] == K_NDCG or kinds[m] == K_RBP)
-                                 and ks[m] <= 0):
-            need = -1
-        elif (kinds[m] == K_DCG or kinds[m] == K_NDCG or kinds[m] == K_RBP) and need >= 0:
-            need = max(need, ks[m])
     for c in range(c0, c1):
         q0 = nq * c // nchunks
         q1 = nq * (c + 1) // nchunks
@@ -212,7 +202,7 @@ def _judged_chunks(c0, c1, joff, jperm, has_jperm, jlab, max_label, kinds, ks, g
         gexp = np.empty(nhist)
         for v in range(nhist):
             glin[v] = gain(v, 0)
-            gexp[v] = gain(v, 1)
+            gexp[v] = gain(v, exp_gtype)
         for q in range(q0, q1):
             base = joff[q]
             n = joff[q + 1] - base
@@ -274,8 +264,10 @@ def _judged_chunks(c0, c1, joff, jperm, has_jperm, jlab, max_label, kinds, ks, g
                 for i in range(n):
                     lab[i] = gend[i]
                     gsum_lin += gain(lab[i], 0)
-                    gsum_exp += gain(lab[i], 1)
+                    gsum_exp += gain(lab[i], exp_gtype)
                 heapsort_desc(lab, n)
+            if keep_ideal:
+                out_ideal[base:base + n] = lab[:n]
             for m in range(nm):
                 kind = kinds[m]
                 rel = rels[m]
@@ -293,13 +285,14 @@ def _judged_chunks(c0, c1, joff, jperm, has_jperm, jlab, max_label, kinds, ks, g
                     continue
                 iub = measure_iub(kind, lab, n, ks[m], gtypes[m], rel, fparams[m], norms[m],
                                   nrel, tabs)
-                gsum = gsum_exp if gtypes[m] == 1 else gsum_lin
-                reb = measure_reb(kind, lab, n, ks[m], gtypes[m], rel, fparams[m], norms[m],
+                gsum = gsum_exp if gtypes[m] >= 1 else gsum_lin
+                nu = n if n_universe <= 0 else n_universe
+                reb = measure_reb(kind, lab, nu, ks[m], gtypes[m], rel, fparams[m], norms[m],
                                   nrel, tabs, gsum, gend, scratch)
                 if paper[m]:
                     reb = paper_reb(kind, n, ks[m], norms[m], nrel, tabs, gsum, reb)
                 idcg = 1.0
-                if kind == K_NDCG:
+                if normed[m]:
                     idcg = iub
                     if idcg > 0.0:
                         iub = 1.0
@@ -314,12 +307,13 @@ def _judged_chunks(c0, c1, joff, jperm, has_jperm, jlab, max_label, kinds, ks, g
 
 def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_mode, doc_mode,
                  doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q,
-                 idcg_q, tabs, nchunks, counting_factor, use_f32, sortnet, topk, doc_rising, out,
-                 nan_out):
+                 idcg_q, ioff, ideal, tabs, nchunks, counting_factor, use_f32, sortnet, topk,
+                 doc_rising, out, nan_out):
     """For each segment g (rows ``offsets[g]:offsets[g+1]``, query ``qref[g]``) rank the rows by
     score (descending, ``tie_mode``) and write every measure's value into ``out[g, m]``.
 
-    ``nrel_q[q, m]`` / ``idcg_q[q, m]`` come from :func:`judged_pass`. Segments of length 0 get 0.
+    ``nrel_q[q, m]`` / ``idcg_q[q, m]`` come from :func:`judged_pass`, and so does the ideal
+    ranking ``ideal[ioff[q]:ioff[q+1]]`` (empty unless a family's state needs it). Segments of length 0 get 0.
     With a plain tie policy a segment whose number N+ of positive labels is at most
     ``counting_factor * log2(n + 1)`` is ranked by counting instead of sorting; with ``use_f32``
     first by float32 counting (:func:`rank_labels_f32`), which declines segments whose scores it
@@ -349,15 +343,15 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
     """
     run_chunks(_ranking_chunks, nchunks, offsets, perm, has_perm, labels, scores, score_bits, qref,
                tie_mode, doc_mode, doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams,
-               norms, nrel_q, idcg_q, tabs, nchunks, counting_factor, use_f32, sortnet, topk,
-               doc_rising, out, nan_out)
+               norms, nrel_q, idcg_q, ioff, ideal, tabs, nchunks, counting_factor, use_f32,
+               sortnet, topk, doc_rising, out, nan_out)
 
 
 @nb.njit(cache=True, nogil=True)
 def _ranking_chunks(c0, c1, offsets, perm, has_perm, labels, scores, score_bits, qref, tie_mode,
                     doc_mode, doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms,
-                    nrel_q, idcg_q, tabs, nchunks, counting_factor, use_f32, sortnet, topk,
-                    doc_rising, out, nan_out):
+                    nrel_q, idcg_q, ioff, ideal, tabs, nchunks, counting_factor, use_f32, sortnet,
+                    topk, doc_rising, out, nan_out):
     """:func:`ranking_pass` over chunks ``c0 .. c1 - 1`` (of ``nchunks``)."""
     nseg = offsets.shape[0] - 1
     for c in range(c0, c1):
@@ -474,4 +468,4 @@ def _ranking_chunks(c0, c1, offsets, perm, has_perm, labels, scores, score_bits,
             if tie_mode == TIE_EXPECTED:
                 ng = tie_groups(keys, n, gend)
             segment_measures(g, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, fparams,
-                             norms, nrel_q, idcg_q, tabs, pidx, scratch, out)
+                             norms, nrel_q, idcg_q, ioff, ideal, tabs, pidx, scratch, out)

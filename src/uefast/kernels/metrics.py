@@ -29,9 +29,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["gain", "measure_plain", "measure_tied", "measure_iub", "measure_reb", "paper_reb"]
+__all__ = ["gain", "dcg_plain", "dcg_tied", "relcount_plain", "relcount_tied", "rbp_plain", "rbp_tied",
+           "sp_plain", "sp_tied", "ap_denominator", "rr_plain", "rr_tied", "success_plain",
+           "success_tied", "err_plain", "err_tied", "err_depth", "theta"]
 
-K_DCG, K_NDCG, K_P, K_R, K_RPREC, K_SP, K_AP, K_RR, K_ERR, K_RBP, K_SUCCESS = range(11)
 NORM_REL, NORM_K, NORM_MIN = 0, 1, 2
 
 _jit = nb.njit(cache=True, nogil=True)
@@ -39,12 +40,18 @@ _jit = nb.njit(cache=True, nogil=True)
 
 @_jit
 def gain(label, gtype):
-    """g(l) = l (``gtype`` 0, linear, trec_eval) or 2^l - 1 (``gtype`` 1, exponential); 0 for l <= 0."""
+    """g(l) = l (``gtype`` 0, linear, trec_eval) or the exponential gain 2^l - 1 scaled by 2^-s
+    (``gtype`` = 1 + s): (2^l - 1) / 2^s = 2^(l-s) - 2^-s, 0 for l <= 0. ``s`` > 0 keeps the sums of
+    gains of labels near 1023 finite (2^1023 * 3 overflows float64); a ratio of two such sums
+    (nDCG, Q) is the same ratio for every s, so normalised measures are exact at any scale."""
     if label <= 0:
         return 0.0
     if gtype == 0:
         return float(label)
-    return 2.0 ** label - 1.0
+    if gtype == 1:
+        return 2.0 ** label - 1.0
+    s = gtype - 1
+    return 2.0 ** (label - s) - 2.0 ** (-s)
 
 
 @_jit
@@ -56,10 +63,15 @@ def _cut(k, n):
 
 
 @_jit
-def _theta(label, lmax):
-    """ERR stopping probability theta(l) = (2^l - 1) / 2^lmax (Chapelle et al., CIKM 2009)."""
+def theta(label, lmax, gtype):
+    """ERR's stopping probability: (2^l - 1) / 2^lmax (``gtype`` >= 1, exponential grades;
+    Chapelle et al., CIKM 2009) or l / (lmax + 1) (``gtype`` 0, linear grades g(l) = l, stop
+    probability g(l) / (g(lmax) + 1) as NTCIREVAL's ERR and nERR; Sakai & Song, SIGIR 2011).
+    Both are g(l) / (g(lmax) + 1) for their gain g."""
     if label <= 0:
         return 0.0
+    if gtype == 0:
+        return label / (lmax + 1.0)
     return (2.0 ** label - 1.0) / 2.0 ** lmax
 
 
@@ -314,21 +326,50 @@ def success_tied(lab, gend, ng, n, k, rel):
 
 
 @_jit
-def err_plain(lab, n, k, lmax):
-    """ERR@k = sum_{r<=K} theta(l_r)/r * prod_{j<r} (1 - theta(l_j)) (Chapelle et al. 2009)."""
+def err_plain(lab, n, k, lmax, gtype):
+    """ERR@k = sum_{r<=K} theta(l_r)/r * prod_{j<r} (1 - theta(l_j)) (Chapelle et al. 2009),
+    theta by :func:`theta`."""
     K = _cut(k, n)
     s = 0.0
     stay = 1.0
     for i in range(K):
-        th = _theta(lab[i], lmax)
+        th = theta(lab[i], lmax, gtype)
         if th > 0.0:
             s += stay * th / (i + 1.0)
             stay *= 1.0 - th
     return s
 
 
+#: ERR's tie-group DP stops at depth M once the rest of the group's terms are provably below
+#: this fraction of the group's own contribution (:func:`err_depth`): below float64 resolution.
+ERR_TAIL = 2.0 ** -60
+
+
 @_jit
-def err_tied(lab, gend, ng, n, k, lmax, f):
+def err_depth(t, npos, theta_min, kg):
+    """How many positions of a tie group the ERR DP needs: min(kg, M), M the least m with
+    (1 - a)^m <= ERR_TAIL * a, a = (npos / t) * theta_min (0 when no document can stop the user).
+
+    Why it is exact to float64 resolution: with y_j = 1 - theta_j <= 1 - theta_min [j relevant],
+    E_m = E[prod of m random y] <= E[(1 - theta_min)^J], J ~ Hypergeometric(t, npos, m) <=
+    (1 - a)^m (Hoeffding 1963, Thm 4: sampling without replacement is dominated in convex order
+    by sampling with replacement). The terms after position M sum to at most
+    S_<g E_M / (s + M + 1) <= ERR_TAIL * S_<g a / (s + 1), and the group's first term alone is
+    S_<g E[theta] / (s + 1) >= S_<g a / (s + 1). So the DP costs O(t * min(kg, M)) instead of
+    O(t * kg): M ~ ln(2^60 / a) / a, about 1,400 for a = 1/32, whatever the group's size."""
+    if npos == 0:
+        return 0
+    a = npos / t * theta_min
+    if a >= 1.0:
+        return min(kg, 1)
+    m = np.ceil(np.log(ERR_TAIL * a) / np.log1p(-a))
+    if m < kg:
+        return max(np.int64(m), 1)
+    return kg
+
+
+@_jit
+def err_tied(lab, gend, ng, n, k, lmax, gtype, f):
     """Tie-aware ERR@k (SPEC_math §2, §5): sum_g S_<g sum_{m: c_{g-1}+m<=K} (E^g_{m-1}-E^g_m)/i with
     E^g_m = e_m(y over T_g)/C(t_g, m), y = 1 - theta, by SPEC's normalised DP
     f(m) <- ((j-m)/j) f(m) + (m/j) y_j f(m-1), run on its complement q(m) = 1 - f(m):
@@ -336,6 +377,9 @@ def err_tied(lab, gend, ng, n, k, lmax, f):
     (stable in float64), but q sums non-negative terms built from theta itself, so
     E_{m-1} - E_m = q(m) - q(m-1) keeps its precision when every theta is small (fine label
     scales: theta = 2^-60 gave REB 0 with f, two numbers near 1 subtracted).
+    A group with no document that can stop the user adds nothing and costs O(t); the DP of the
+    others runs to depth :func:`err_depth` (terms beyond it are below 2^-60 of the group's
+    contribution), so full-depth ERR and its REB cost O(t * M), not O(t^2).
     ``f`` is scratch of length >= min(K, max t_g) + 1."""
     K = _cut(k, n)
     s = 0.0
@@ -346,15 +390,25 @@ def err_tied(lab, gend, ng, n, k, lmax, f):
         if start >= K or stay == 0.0:
             break
         t = end - start
-        kg = min(end, K) - start
+        prod = 1.0
+        npos = 0
+        tmin = 1.0
+        for j in range(start, end):
+            th = theta(lab[j], lmax, gtype)
+            if th > 0.0:
+                npos += 1
+                tmin = min(tmin, th)
+                prod *= 1.0 - th
+        if npos == 0:
+            start = end
+            continue
+        kg = err_depth(t, npos, tmin, min(end, K) - start)
         for m in range(kg + 1):
             f[m] = 1.0  # q(m) = 1 - f(m): f(0) = 1, f(m > 0) = 0
         f[0] = 0.0
-        prod = 1.0
         for j in range(1, t + 1):
-            th = _theta(lab[start + j - 1], lmax)
+            th = theta(lab[start + j - 1], lmax, gtype)
             y = 1.0 - th
-            prod *= y
             for m in range(min(j, kg), 0, -1):
                 f[m] = ((j - m) / j) * f[m] + (m / j) * (th + y * f[m - 1])
         part = 0.0
@@ -364,156 +418,3 @@ def err_tied(lab, gend, ng, n, k, lmax, f):
         stay *= prod
         start = end
     return s
-
-
-# --------------------------------------------------------------------------- dispatch
-@_jit
-def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos):
-    """The raw value of measure ``kind`` on one fully ordered list (nDCG: DCG, caller divides);
-    ``pos`` is int64 scratch of length >= n."""
-    if kind == K_DCG or kind == K_NDCG:
-        return dcg_plain(lab, n, k, gtype, tabs)
-    if nrel == 0 and kind != K_P and kind != K_RBP:
-        return 0.0
-    if kind == K_P:
-        return relcount_plain(lab, n, k, rel) / k
-    if kind == K_R:
-        return relcount_plain(lab, n, k, rel) / nrel
-    if kind == K_RPREC:
-        return relcount_plain(lab, n, nrel, rel) / nrel
-    if kind == K_SP:
-        return sp_plain(lab, n, k, rel, tabs, pos)
-    if kind == K_AP:
-        return sp_plain(lab, n, k, rel, tabs, pos) / ap_denominator(norm, k, nrel)
-    if kind == K_RR:
-        return rr_plain(lab, n, k, rel)
-    if kind == K_ERR:
-        return err_plain(lab, n, k, fparam)
-    if kind == K_RBP:
-        return rbp_plain(lab, n, k, rel, fparam)
-    if kind == K_SUCCESS:
-        return success_plain(lab, n, k, rel)
-    return np.nan
-
-
-@_jit
-def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch):
-    """The tie-aware (expected) raw value of measure ``kind`` given tie groups ``gend[0:ng]``."""
-    if kind == K_DCG or kind == K_NDCG:
-        return dcg_tied(lab, gend, ng, n, k, gtype, tabs)
-    if nrel == 0 and kind != K_P and kind != K_RBP:
-        return 0.0
-    if kind == K_P:
-        return relcount_tied(lab, gend, ng, n, k, rel) / k
-    if kind == K_R:
-        return relcount_tied(lab, gend, ng, n, k, rel) / nrel
-    if kind == K_RPREC:
-        return relcount_tied(lab, gend, ng, n, nrel, rel) / nrel
-    if kind == K_SP:
-        return sp_tied(lab, gend, ng, n, k, rel, tabs)
-    if kind == K_AP:
-        return sp_tied(lab, gend, ng, n, k, rel, tabs) / ap_denominator(norm, k, nrel)
-    if kind == K_RR:
-        return rr_tied(lab, gend, ng, n, k, rel)
-    if kind == K_ERR:
-        return err_tied(lab, gend, ng, n, k, fparam, scratch)
-    if kind == K_RBP:
-        return rbp_tied(lab, gend, ng, n, k, rel, fparam)
-    if kind == K_SUCCESS:
-        return success_tied(lab, gend, ng, n, k, rel)
-    return np.nan
-
-
-@_jit
-def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
-    """IUB from the judged labels ``lab[0:n]`` sorted descending (the ideal ranking). Binary
-    measures in closed form (SPEC_math §2): P@k = min(Np,k)/k, R@k = min(Np,k)/Np, SP@k =
-    min(Np,K), AP = SP/denominator, RR = R-prec = Success@k = 1; DCG, ERR and RBP by their plain
-    routine on the ideal ranking (nDCG: the caller divides by IDCG)."""
-    if kind == K_DCG or kind == K_NDCG:
-        return dcg_plain(lab, n, k, gtype, tabs)
-    if kind == K_ERR:
-        return err_plain(lab, n, k, fparam)
-    if kind == K_RBP:
-        return rbp_plain(lab, n, k, rel, fparam)
-    K = _cut(k, n)
-    if kind == K_P:
-        return min(nrel, K) / k
-    if nrel == 0:
-        return 0.0
-    if kind == K_R:
-        return min(nrel, K) / nrel
-    if kind == K_SP:
-        return float(min(nrel, K))
-    if kind == K_AP:
-        return min(nrel, K) / ap_denominator(norm, k, nrel)
-    return 1.0  # RR, R-prec, Success
-
-
-@_jit
-def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch):
-    """Exact REB, E[measure] over uniformly random orders of the n judged documents, in closed
-    form (SPEC_math §1-§2). a = Np/n, b = Np(Np-1)/(n(n-1)), K = min(k, n), ``gsum`` = sum of the
-    gains g(l) of the judged labels (for the measure's gain type):
-
-    DCG@k: gsum/n * sum_{i<=K} d(i)        P@k: K Np/(n k)       R@k: K/n      R-prec: Np/n
-    SP@k: bK + (a-b) H_K (AP: / its denominator)                RBP: a (1 - p^K)
-    RR@k: sum_{t=1..min(K,Nn+1)} [C(Nn,t-1)/C(n,t-1)] Np/(n-t+1)/t
-    Success@k: 1 - C(Nn,K)/C(n,K) (the chance that not all top K are non-relevant)
-    ERR@k: sum_r (E_{r-1} - E_r)/r, E_m = e_m(y)/C(n,m), by the tie-aware routine's normalised DP
-    with one tie group (``gend``/``scratch`` are its buffers)."""
-    K = _cut(k, n)
-    if kind == K_DCG or kind == K_NDCG:
-        return gsum / n * tabs[1, K]
-    if kind == K_ERR:
-        gend[0] = n
-        return err_tied(lab, gend, np.int64(1), n, k, fparam, scratch)  # int64: compiled once
-    if kind == K_P:
-        return K * nrel / (n * float(k))
-    if nrel == 0:
-        return 0.0
-    a = nrel / n
-    if kind == K_R:
-        return K / float(n)
-    if kind == K_RPREC:
-        return a
-    if kind == K_RBP:
-        return a * (1.0 - fparam ** K)
-    if kind == K_SP or kind == K_AP:
-        b = nrel * (nrel - 1.0) / (n * (n - 1.0)) if n > 1 else 0.0
-        sp = b * K + (a - b) * tabs[2, K]
-        if kind == K_SP:
-            return sp
-        return sp / ap_denominator(norm, k, nrel)
-    nn = n - nrel
-    if kind == K_SUCCESS:
-        return 1.0 - _none_relevant(n, nrel, K)
-    # RR: q_t = C(Nn, t-1)/C(n, t-1) = P(the first t-1 documents are all non-relevant)
-    s = 0.0
-    q = 1.0
-    for t in range(1, min(K, nn + 1) + 1):
-        s += q * nrel / (n - t + 1.0) / t
-        q *= (nn - t + 1.0) / (n - t + 1.0)
-    return s
-
-
-@_jit
-def paper_reb(kind, n, k, norm, nrel, tabs, gsum, exact):
-    """The paper's REB (Santu & Feng 2022) where it gives one, else ``exact``.
-
-    DCG family: mean gain * sum_{i<=k} d(i) (summed to k even when k > n; caller divides for nDCG).
-    SP / AP family: E[SP@k] = k p^2 (independence assumption; SPEC_math §3 shows it is too low),
-    divided by the AP variant's denominator. ``gsum`` is the sum of the judged labels' gains.
-    """
-    kk = n if k <= 0 else k
-    if kind == K_DCG or kind == K_NDCG:
-        return gsum / n * tabs[1, kk]
-    if kind == K_SP or kind == K_AP:
-        if nrel == 0:
-            return 0.0
-        p = nrel / n
-        sp = kk * p * p
-        if kind == K_SP:
-            return sp
-        return sp / ap_denominator(norm, kk, nrel)
-    return exact

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from uefast.kernels.metrics import K_NDCG, measure_plain, measure_tied
+from uefast.kernels.dispatch import measure_plain, measure_tied
 from uefast.kernels.ordering import TIE_EXPECTED, rank_before, rank_segment, tie_groups
 
 __all__ = ["segment_measure", "segment_measures", "rank_by_sorting",
@@ -41,38 +41,42 @@ _jit = nb.njit(cache=True, nogil=True)
 
 @nb.njit(cache=True, nogil=True, inline="always")
 def segment_measure(m, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, fparams, norms,
-                    nrel_q, idcg_q, tabs, pos, scratch):
+                    nrel_q, idcg_q, ioff, ideal, tabs, pos, scratch):
     """Measure m of a segment of query q whose labels in rank order are ``lab[0:n]`` (with
     ``tie_mode`` TIE_EXPECTED: the tie-aware value over the ``ng`` tie groups ending at
-    ``gend``). Np and IDCG come from the judged pass (``nrel_q[q, m]``, ``idcg_q[q, m]``);
-    nDCG = DCG / IDCG (0 when IDCG = 0); an empty segment scores 0. ``pos``: int64 scratch of
-    length >= n (read by SP and AP); ``scratch``: float64 of length >= n + 1 (read by tie-aware
-    ERR). One measure per call, so that the GPU's threads can share a segment's measures."""
-    kind = kinds[m]
+    ``gend``). Np and IDCG come from the judged pass (``nrel_q[q, m]``, ``idcg_q[q, m]``, the
+    raw IUB of a normalised measure such as nDCG's IDCG, else 1; the value is divided by it, 0
+    when it is 0), and so does the ideal ranking ``ideal[ioff[q]:ioff[q+1]]`` (empty unless a
+    family needs it); an empty segment scores 0. ``pos``: int64 scratch of length >= n;
+    ``scratch``: float64 of length >= n + 1. One measure per call, so that the GPU's threads can
+    share a segment's measures."""
     if n == 0:
         return 0.0
+    kind = kinds[m]
+    idl = ideal[ioff[q]:ioff[q + 1]]
     nrel = nrel_q[q, m]
     if tie_mode == TIE_EXPECTED:
         v = measure_tied(kind, lab, gend, ng, n, ks[m], gtypes[m], rels[m], fparams[m],
-                         norms[m], nrel, tabs, scratch)
+                         norms[m], nrel, tabs, scratch, idl)
     else:
         v = measure_plain(kind, lab, n, ks[m], gtypes[m], rels[m], fparams[m], norms[m], nrel,
-                          tabs, pos)
-    if kind == K_NDCG:
-        d = idcg_q[q, m]
+                          tabs, pos, idl)
+    d = idcg_q[q, m]  # 1 unless the family is normalised (nDCG's IDCG, nERR's ERR*)
+    if d != 1.0:
         v = v / d if d > 0.0 else 0.0
     return v
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
 def segment_measures(g, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, fparams, norms,
-                     nrel_q, idcg_q, tabs, pos, scratch, out):
+                     nrel_q, idcg_q, ioff, ideal, tabs, pos, scratch, out):
     """``out[g, m]`` = :func:`segment_measure` m of segment g (query q) for every measure m.
     Inlined into its callers: a call per segment with some twenty array arguments cost the CPU
     ranking pass ~20% (single thread)."""
     for m in range(kinds.shape[0]):
         out[g, m] = segment_measure(m, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels,
-                                    fparams, norms, nrel_q, idcg_q, tabs, pos, scratch)
+                                    fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, pos,
+                                    scratch)
 
 
 @_jit
@@ -102,7 +106,8 @@ def rank_by_sorting(perm, has_perm, base, n, labels, scores, tie_mode, doc_mode,
 @_jit
 def segment_values(g, offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,
                    doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms, nrel_q, idcg_q,
-                   tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out, nan_out):
+                   ioff, ideal, tabs, keys, idx, tk, ti, rows, lab, gend, fscr, stacks, out,
+                   nan_out):
     """Segment g (rows ``offsets[g]:offsets[g+1]``, query ``qref[g]``): ``out[g, :]`` by
     :func:`rank_by_sorting` and :func:`segment_measures`, ``nan_out[g]`` = its NaN scores.
     ``keys``, ``tk``, ``idx``, ``ti``, ``rows``, ``lab``, ``gend``: scratch as long as the input
@@ -122,13 +127,13 @@ def segment_values(g, offsets, perm, has_perm, labels, scores, qref, tie_mode, d
         return
     # rows[] is free once the labels are in rank order: it is the int64 scratch of the measures
     ranked_measures(g, qref[g], keys[base:e], lab_g, gend_g, n, tie_mode, kinds, ks, gtypes, rels,
-                    fparams, norms, nrel_q, idcg_q, tabs, rows[base:e], fscr[base + g:e + g + 1],
-                    out)
+                    fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, rows[base:e],
+                    fscr[base + g:e + g + 1], out)
 
 
 @_jit
 def ranked_measures(g, q, keys, lab, gend, n, tie_mode, kinds, ks, gtypes, rels, fparams, norms,
-                    nrel_q, idcg_q, tabs, pos, scratch, out):
+                    nrel_q, idcg_q, ioff, ideal, tabs, pos, scratch, out):
     """:func:`segment_measures` of a segment ranked with its scores ``keys[0:n]`` in rank order
     (the tie groups, for ``ties="expected"``, are its runs of equal scores, written to ``gend``;
     ``gend`` and ``pos`` may be one array)."""
@@ -136,7 +141,7 @@ def ranked_measures(g, q, keys, lab, gend, n, tie_mode, kinds, ks, gtypes, rels,
     if tie_mode == TIE_EXPECTED:
         ng = tie_groups(keys, n, gend)
     segment_measures(g, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, fparams, norms,
-                     nrel_q, idcg_q, tabs, pos, scratch, out)
+                     nrel_q, idcg_q, ioff, ideal, tabs, pos, scratch, out)
 
 
 # ------------------------------------------------------------------ one segment by a sorting network

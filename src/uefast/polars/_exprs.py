@@ -8,7 +8,7 @@ import polars as pl
 import pyarrow as pa
 
 from uefast.errors import InputError
-from uefast.evaluate import _NEGATIVE, _REB, _TIES, _check_choice
+from uefast.options import NEGATIVE as _NEGATIVE, REB as _REB, TIES as _TIES, check_choice as _check_choice
 from uefast.polars._kernels import STATS, Spec, compute, resolve_measures
 
 __all__ = ["build_expr", "build_struct", "build_long", "as_expr"]

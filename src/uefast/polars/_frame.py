@@ -79,7 +79,7 @@ def evaluate(frame: pl.DataFrame | pl.LazyFrame, qrels: Any = None,
             first = lf.with_row_index("_r").filter(pl.col(c).is_null()).select("_r").head(1).collect().item()
             raise InputError(f"run: column {c!r} has {n} null value(s); first at row {first}")
     mlist = parse_measures(measures)
-    if max_label is None and any(m.name == "ERR" and m.param("lmax") is None for m in mlist):
+    if max_label is None and any(m.definition.takes_label_max(m) for m in mlist):
         # labels <= 0 all count as 0 (as in uefast.evaluate, whose lmax is the clamped maximum)
         max_label = max(int(lf.select(pl.col(label).cast(pl.Int64).max()).collect().item() or 0), 0)
     cols = _score_columns(schema, score_columns, names)

@@ -61,7 +61,7 @@ def resolve_measures(measures, max_label: int | None) -> tuple[Measure, ...]:
     """
     ms = tuple(parse_measures(measures))
     for m in ms:
-        if m.name == "ERR" and m.param("lmax") is None and max_label is None:
+        if m.definition.takes_label_max(m) and max_label is None:
             raise InputError(
                 f"{m}: in Polars expressions ERR's lmax must be explicit (a batch may not contain "
                 "the collection's top grade); pass lmax=... / 'ERR(lmax=4)@k' or max_label=...")

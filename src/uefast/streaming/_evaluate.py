@@ -10,7 +10,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from uefast.errors import InputError, RowError
-from uefast.measures import Measure, parse_measures
+from uefast.measures import Measure
+from uefast.options import EvalOptions
 from uefast.streaming._source import open_source, parquet_max
 from uefast.streaming._split import iter_query_chunks
 
@@ -19,11 +20,17 @@ __all__ = ["evaluate_stream"]
 _AGG_COLS = ("value", "iub", "reb", "ue_v1", "ue_v2")
 
 
+def _takes_label_max(m: Measure) -> bool:
+    """A measure whose grade scale defaults to the data's largest label (ERR, nERR without
+    ``lmax``: state ``label_max`` of its family)."""
+    return m.definition.takes_label_max(m)
+
+
 def _resolve_err(mlist: list[Measure], max_label: int | None) -> tuple[list[Measure], dict]:
-    """ERR without lmax -> ERR(lmax=max(max_label, 1)), and the map back to the user's names."""
+    """ERR / nERR without lmax -> lmax=max(max_label, 1), and the map back to the user's names."""
     out, back = [], {}
     for m in mlist:
-        if m.name == "ERR" and m.param("lmax") is None:
+        if _takes_label_max(m):
             lm = max(int(max_label), 1)
             r = Measure(m.name, m.cutoff, tuple((k, lm if k == "lmax" else v) for k, v in m.params))
             if r in mlist or r in out:
@@ -36,7 +43,7 @@ def _resolve_err(mlist: list[Measure], max_label: int | None) -> tuple[list[Meas
 
 
 def _needed_columns(schema: pa.Schema, trec: bool, score_columns, names) -> list[str] | None:
-    from uefast.evaluate import _letor_score_columns
+    from uefast._tables import letor_score_columns as _letor_score_columns
 
     have = set(schema.names)
     if trec:
@@ -178,22 +185,25 @@ def evaluate_stream(source: Any, qrels: Any = None,
     from uefast.inputs import label_array, to_arrow
     from uefast.engine import group_keys
     from uefast.engine import KERNEL_LOCK
-    from uefast.evaluate import qrels_docids
+    from uefast._tables import qrels_docids
 
     if queries != "intersect":
         raise InputError("streaming supports queries='intersect' only; for queries='qrels' call "
                          "uefast.evaluate, which reads the source whole into memory")
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise InputError(f"`batch_size` must be a positive integer, got {batch_size!r}")
-    mlist = parse_measures(measures)
     names = dict(qid=qid, docid=docid, label=label, score=score, system=system)
+    # the options validated once, as uefast.evaluate does (each chunk re-reads them)
+    mlist = list(EvalOptions(measures=measures, ue=ue, ties=ties, reb=reb, degenerate=degenerate,
+                             rel_level=rel_level, queries=queries, negative_labels=negative_labels,
+                             score_columns=score_columns, columns=names).validated().measures)
     trec = qrels is not None
     if trec:
-        from uefast.evaluate import check_trec_score_columns
+        from uefast._tables import check_trec_score_columns
 
         check_trec_score_columns(score_columns)
     src = open_source(source, int(batch_size))
-    need_err = any(m.name == "ERR" and m.param("lmax") is None for m in mlist)
+    need_err = any(_takes_label_max(m) for m in mlist)
     qrels_t = q_sorted = q_off = q_keys = None
     if trec:
         qrels_t = to_arrow(qrels, "qrels")

@@ -1,9 +1,10 @@
 """``uefast trec_eval --ue``: IUB, REB and UE V1/V2 next to the trec_eval measures that uefast's
 engine (:func:`uefast.evaluate`) also computes.
 
-Mapping (trec_eval printed name -> engine measure): ``map`` -> ``AP``, ``P_k`` -> ``P@k``,
+Mapping (trec_eval printed name -> engine measure), from each measure family's ``external``
+names in the registry (:mod:`uefast.measures`): ``map`` -> ``AP``, ``P_k`` -> ``P@k``,
 ``ndcg_cut_k`` -> ``nDCG@k``, ``recip_rank`` -> ``RR``, ``Rprec`` -> ``Rprec``, ``recall_k`` ->
-``R@k``, ``map_cut_k`` -> ``AP@k``, ``success_k`` -> ``Success@k``.  For each mapped value four
+``R@k``, ``map_cut_k`` -> ``AP@k``, ``success_k`` -> ``Success@k``, ``bpref`` -> ``bpref``.  For each mapped value four
 more lines are printed right after it, in trec_eval's format: ``<name>_iub``, ``<name>_reb``,
 ``<name>_ue_v1``, ``<name>_ue_v2`` (per topic with ``-q``, and the mean over the evaluated topics
 for ``all``).
@@ -23,39 +24,53 @@ from uefast.trec_eval.prepare import float32_sim
 __all__ = ["engine_measure", "ue_extra", "UE_COLUMNS"]
 
 UE_COLUMNS = ("iub", "reb", "ue_v1", "ue_v2")
-_CUT = {"P": "P@{}", "ndcg_cut": "nDCG@{}", "recall": "R@{}", "map_cut": "AP@{}",
-        "success": "Success@{}"}
-_PLAIN = {"map": "AP", "recip_rank": "RR", "Rprec": "Rprec"}
+
+
+def _bridge() -> tuple[dict, dict]:
+    """From the registry (each family's ``external`` names): trec_eval printed name -> measure
+    string for measures without a cutoff, and printed-name prefix -> family name for cutoff
+    measures (``P_{k}`` -> P). Only the names a family declares as the same values are bridged."""
+    from uefast.measures import FAMILIES
+
+    plain, cut = {}, {}
+    for name, f in FAMILIES.items():
+        if "trec_eval" in f.external:
+            plain[f.external["trec_eval"]] = name
+        tpl = f.external.get("trec_eval_cut")
+        if tpl is not None:
+            cut[tpl.replace("_{k}", "")] = name
+    return plain, cut
 
 
 def trec_eval_name(measure: str) -> str | None:
     """The trec_eval printed name of a :func:`uefast.evaluate` measure string (the inverse of
-    :func:`engine_measure`; ``nDCG`` -> ``ndcg`` too), or None."""
+    :func:`engine_measure`; ``nDCG`` -> ``ndcg`` too: a family's ``trec_eval_alias``), or None.
+    Only measures at their default parameters have one."""
     from uefast.errors import MeasureParseError
     from uefast.measures import parse_measure
 
     try:
-        m = str(parse_measure(measure))
+        m = parse_measure(measure)
     except MeasureParseError:
         return None
-    if m == "nDCG":
-        return "ndcg"
-    for te, em in _PLAIN.items():
-        if em == m:
-            return te
-    hit = re.fullmatch(r"(P|nDCG|R|AP|Success)@(\d+)", m)
-    if hit:
-        prefix = {v.split("@")[0]: k for k, v in _CUT.items()}[hit.group(1)]
-        return f"{prefix}_{hit.group(2)}"
-    return None
+    if str(m) != m.name + ("" if m.cutoff is None else f"@{m.cutoff}"):
+        return None  # a non-default parameter: trec_eval prints no such measure
+    ext = m.definition.external
+    if m.cutoff is None:
+        return ext.get("trec_eval", ext.get("trec_eval_alias"))
+    tpl = ext.get("trec_eval_cut")
+    return None if tpl is None else tpl.format(k=m.cutoff)
 
 
 def engine_measure(name: str) -> str | None:
     """The :func:`uefast.evaluate` measure for a trec_eval printed name (None: no counterpart)."""
-    if name in _PLAIN:
-        return _PLAIN[name]
-    m = re.fullmatch(r"(P|ndcg_cut|recall|map_cut|success)_(\d+)", name)
-    return _CUT[m.group(1)].format(int(m.group(2))) if m else None
+    plain, cut = _bridge()
+    if name in plain:
+        return plain[name]
+    m = re.fullmatch(r"(.+)_(\d+)", name)
+    if m and m.group(1) in cut:
+        return f"{cut[m.group(1)]}@{int(m.group(2))}"
+    return None
 
 
 def _truncate(run: pa.Table, max_docs: int) -> pa.Table:

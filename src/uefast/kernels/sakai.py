@@ -1,0 +1,331 @@
+"""Sakai's measures built on the blended ratio (Numba): Q-measure and O-measure, plain and
+tie-aware, with their exact REB.
+
+The blended ratio at rank r (Sakai, "New performance metrics based on multigrade relevance",
+NTCIR-4 2004; Sakai & Song, SIGIR 2011) is
+
+    BR(r) = (C(r) + beta * cg(r)) / (r + beta * cg*(r)),
+
+C(r) the relevant documents (label >= 1) in the top r, cg(r) their cumulative gain, cg*(r) the
+cumulative gain of the ideal ranking (the judged labels sorted descending, ``ideal``). Gains are
+:func:`~uefast.kernels.metrics.gain` (``gtype``; NTCIREVAL's default gain of level l is l, our
+``gain=lin``). Routines read the labels in rank order ``lab[0:n]`` like those of
+:mod:`uefast.kernels.metrics`, ``ideal[0:len(ideal)]`` (the ideal ranking; positions beyond it
+have gain 0), and allocate nothing.
+
+Tie-aware forms (McSherry & Najork's argument, SPEC_math §5, carried to the blended ratio): in a
+tie group of t documents, r relevant, with gain sum G (only relevant documents have a gain) and
+S = r + beta * G, the m-th position (m = 0, 1, ...) of the group has
+
+    E[I(p) (C(p) + beta cg(p))] = (r/t)(R_<g + beta CG_<g) + S/t + m (r - 1) S / (t (t - 1))
+
+(R_<g, CG_<g: the relevant documents and gain of the earlier groups; the last term is 0 for t = 1),
+and the denominator r + beta cg*(r) depends on the position only. REB is the single group of all
+judged documents: O(K) per query.
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+
+from uefast.kernels.metrics import _cut, gain
+
+__all__ = ["q_plain", "q_tied", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
+
+_jit = nb.njit(cache=True, nogil=True)
+
+
+@_jit
+def q_plain(lab, n, k, gtype, beta, nrel, ideal):
+    """Q@k = (1 / min(R, k)) sum_{r<=K} I(r) BR(r) (R = Np; no cutoff: divided by R), 0 when
+    R = 0 (Sakai 2004; NTCIREVAL's Q-measure)."""
+    if nrel == 0:
+        return 0.0
+    K = _cut(k, n)
+    ni = ideal.shape[0]
+    s = 0.0
+    cg = 0.0
+    cgi = 0.0
+    c = 0
+    for i in range(K):
+        if i < ni:
+            cgi += gain(ideal[i], gtype)
+        if lab[i] >= 1:
+            c += 1
+            cg += gain(lab[i], gtype)
+            s += (c + beta * cg) / (i + 1.0 + beta * cgi)
+    return s / (min(nrel, k) if k > 0 else nrel)
+
+
+@_jit
+def q_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
+    """Tie-aware Q@k: the expectation of :func:`q_plain` over the orders consistent with the tie
+    groups ``gend[0:ng]``, by the group formula of the module docstring (O(n))."""
+    if nrel == 0:
+        return 0.0
+    K = _cut(k, n)
+    ni = ideal.shape[0]
+    s = 0.0
+    cgi = 0.0
+    r_before = 0.0
+    g_before = 0.0
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        if start >= K:
+            break
+        t = end - start
+        r = 0
+        gs = 0.0
+        for i in range(start, end):
+            if lab[i] >= 1:
+                r += 1
+                gs += gain(lab[i], gtype)
+        S = r + beta * gs
+        a = r / t * (r_before + beta * g_before) + S / t
+        b = (r - 1.0) * S / (t * (t - 1.0)) if t > 1 else 0.0
+        for m in range(min(end, K) - start):
+            i = start + m
+            if i < ni:
+                cgi += gain(ideal[i], gtype)
+            if r > 0:
+                s += (a + m * b) / (i + 1.0 + beta * cgi)
+        r_before += r
+        g_before += gs
+        start = end
+    return s / (min(nrel, k) if k > 0 else nrel)
+
+
+@_jit
+def o_plain(lab, n, k, gtype, beta, nrel, ideal):
+    """O-measure@k = BR(r1) = (1 + beta g(r1)) / (r1 + beta cg*(r1)), r1 the rank of the first
+    relevant document within the top K, 0 if none (Sakai, IPSJ TOD 48(SIG9), 2007; NTCIREVAL's
+    O-measure, whose cutoff is the truncation of the list)."""
+    K = _cut(k, n)
+    ni = ideal.shape[0]
+    cgi = 0.0
+    for i in range(K):
+        if i < ni:
+            cgi += gain(ideal[i], gtype)
+        if lab[i] >= 1:
+            return (1.0 + beta * gain(lab[i], gtype)) / (i + 1.0 + beta * cgi)
+    return 0.0
+
+
+@_jit
+def o_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
+    """Tie-aware O-measure@k: in the first group holding r > 0 relevant of t documents (gain sum
+    G), starting after position s, the first relevant document is at s + m with probability
+    E_{m-1} - E_m, E_m = C(t-r, m)/C(t, m), and it is any of the r relevant ones alike, so
+    E[O] = sum_m (E_{m-1} - E_m) (1 + beta G / r) / (s + m + beta cg*(s + m))."""
+    K = _cut(k, n)
+    ni = ideal.shape[0]
+    cgi = 0.0
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        if start >= K:
+            return 0.0
+        t = end - start
+        r = 0
+        gs = 0.0
+        for i in range(start, end):
+            if lab[i] >= 1:
+                r += 1
+                gs += gain(lab[i], gtype)
+        if r == 0:
+            for i in range(start, min(end, ni)):
+                cgi += gain(ideal[i], gtype)
+            start = end
+            continue
+        num = 1.0 + beta * gs / r
+        s = 0.0
+        e_prev = 1.0
+        for m in range(1, min(end, K) - start + 1):
+            i = start + m - 1
+            if i < ni:
+                cgi += gain(ideal[i], gtype)
+            e_m = e_prev * (t - r - m + 1.0) / (t - m + 1.0)
+            if e_m < 0.0:
+                e_m = 0.0
+            s += (e_prev - e_m) * num / (i + 1.0 + beta * cgi)
+            e_prev = e_m
+        return s
+    return 0.0
+
+
+@_jit
+def _lchoose(a, b):
+    return math.lgamma(a + 1.0) - math.lgamma(b + 1.0) - math.lgamma(a - b + 1.0)
+
+
+@_jit
+def pplus_plain(lab, n, gtype, beta, ideal):
+    """P+ = (1/C(rp)) sum_{r<=rp} I(r) BR(r), rp the rank of the first document of the highest
+    level present in the list, 0 if the list holds no relevant document (Sakai, IPSJ TOD
+    48(SIG9), 2007; NTCIREVAL's P-plus)."""
+    top = 0
+    for i in range(n):
+        top = max(top, lab[i])
+    if top < 1:
+        return 0.0
+    ni = ideal.shape[0]
+    s = 0.0
+    cg = 0.0
+    cgi = 0.0
+    c = 0
+    for i in range(n):
+        if i < ni:
+            cgi += gain(ideal[i], gtype)
+        if lab[i] >= 1:
+            c += 1
+            cg += gain(lab[i], gtype)
+            s += (c + beta * cg) / (i + 1.0 + beta * cgi)
+            if lab[i] == top:
+                return s / c
+    return 0.0  # pragma: no cover (the top level is in the list)
+
+
+@_jit
+def pplus_tied(lab, gend, ng, n, gtype, beta, ideal):
+    """Tie-aware P+ (the expectation over tie orders). Groups before g*, the first group holding
+    a document of the top level L*, add A = sum of their E[I(p) (C(p) + beta cg(p))] / D(p), by
+    the Q-measure group formula (D(i) = i + beta cg*(i)). In g* (t documents starting after
+    position c, h of level L*, r' other relevant ones of mean gain g'), the first L* document is
+    at c + m with probability C(t-m, h-1)/C(t, h); given m, the m-1 documents before it are a
+    random subset of the t-h others, holding j relevant ones with hypergeometric probability, and
+    given (m, j) the expected numerator sum B(m, j) over positions c+1..c+m is
+
+        j/(m-1) (R_< + beta CG_< + 1 + beta g') W1(m) + j(j-1)/((m-1)(m-2)) (1 + beta g') W2(m)
+        + (R_< + j + 1 + beta (CG_< + j g' + g(L*))) / D(c+m),
+
+    W1(m) = sum_{p<m} 1/D(c+p), W2(m) = sum_{p<m} (p-1)/D(c+p); C(rp) = R_< + j + 1 is fixed by
+    (m, j), so E[P+] = sum_m sum_j P(m) P(j | m) (A + B(m, j)) / (R_< + j + 1). Cost O(n) before
+    g* and O(t * min(t, r')) in g*: REB (one group of all judged documents) is O(n^2) at worst."""
+    top = 0
+    for i in range(n):
+        top = max(top, lab[i])
+    if top < 1:
+        return 0.0
+    ni = ideal.shape[0]
+    cgi = 0.0
+    acc_a = 0.0
+    r_before = 0.0
+    g_before = 0.0
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        t = end - start
+        r = 0
+        h = 0
+        gs = 0.0
+        for i in range(start, end):
+            if lab[i] >= 1:
+                r += 1
+                gs += gain(lab[i], gtype)
+                if lab[i] == top:
+                    h += 1
+        if h == 0:
+            S = r + beta * gs
+            a = r / t * (r_before + beta * g_before) + S / t
+            b = (r - 1.0) * S / (t * (t - 1.0)) if t > 1 else 0.0
+            for m in range(t):
+                i = start + m
+                if i < ni:
+                    cgi += gain(ideal[i], gtype)
+                if r > 0:
+                    acc_a += (a + m * b) / (i + 1.0 + beta * cgi)
+            r_before += r
+            g_before += gs
+            start = end
+            continue
+        gtop = gain(top, gtype)
+        rp = r - h  # other relevant documents of the group
+        gbar = (gs - h * gtop) / rp if rp > 0 else 0.0
+        u = 1.0 + beta * gbar
+        base1 = r_before + beta * g_before + u
+        nn = t - h  # the group's documents below the top level
+        w1 = 0.0
+        w2 = 0.0
+        pm = h / t  # P(first top document at m = 1)
+        out = 0.0
+        for m in range(1, nn + 2):
+            i = start + m - 1
+            if i < ni:
+                cgi += gain(ideal[i], gtype)
+            dm = i + 1.0 + beta * cgi
+            d = m - 1  # documents before it in the group
+            jlo = max(0, d - (nn - rp))
+            jhi = min(d, rp)
+            lden = _lchoose(nn, d)
+            inner = 0.0
+            for j in range(jlo, jhi + 1):
+                hyp = math.exp(_lchoose(rp, j) + _lchoose(nn - rp, d - j) - lden)
+                bm = (r_before + j + 1.0 + beta * (g_before + j * gbar + gtop)) / dm
+                if d >= 1:
+                    bm += j / d * base1 * w1
+                if d >= 2:
+                    bm += j * (j - 1.0) / (d * (d - 1.0)) * u * w2
+                inner += hyp * (acc_a + bm) / (r_before + j + 1.0)
+            out += pm * inner
+            w1 += 1.0 / dm
+            w2 += (m - 1.0) / dm
+            if m <= nn:
+                pm *= (t - m - h + 1.0) / (t - m)  # C(t-m-1, h-1)/C(t-m, h-1)
+        return out
+    return 0.0  # pragma: no cover
+
+
+@_jit
+def _bpref_term(x, nrel, nnon):
+    """A relevant document with x judged non-relevant documents above it adds
+    1 - min(x, R)/min(R, N) (1 when x = 0)."""
+    d = min(nrel, nnon)
+    if x <= 0 or d <= 0:  # d = 0: no judged non-relevant document, so x = 0 on condensed lists
+        return 1.0
+    return 1.0 - min(x, nrel) / d
+
+
+@_jit
+def bpref_plain(lab, n, rel, nrel, nnon):
+    """bpref = (1/R) sum over relevant retrieved r of (1 - min(#judged non-relevant above r, R)
+    / min(R, N)), on the condensed list (judged documents only; Buckley & Voorhees, SIGIR 2004;
+    trec_eval's bpref). N: the judged non-relevant documents of the query."""
+    if nrel == 0:
+        return 0.0
+    s = 0.0
+    x = 0
+    for i in range(n):
+        if lab[i] >= rel:
+            s += _bpref_term(x, nrel, nnon)
+        else:
+            x += 1
+    return s / nrel
+
+
+@_jit
+def bpref_tied(lab, gend, ng, n, rel, nrel, nnon):
+    """Tie-aware bpref: a relevant document of a tie group with m non-relevant documents has a
+    number of them above it uniform on 0..m (its place among itself and those m), after the N_<
+    of the earlier groups: it adds the mean of the term over x = N_< .. N_< + m. O(n)."""
+    if nrel == 0:
+        return 0.0
+    s = 0.0
+    before = 0
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        r = 0
+        for i in range(start, end):
+            if lab[i] >= rel:
+                r += 1
+        m = end - start - r
+        if r > 0:
+            e = 0.0
+            for u in range(m + 1):
+                e += _bpref_term(before + u, nrel, nnon)
+            s += r * e / (m + 1.0)
+        before += m
+        start = end
+    return s / nrel
