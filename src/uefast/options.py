@@ -68,7 +68,8 @@ class EvalOptions:
             raise InputError(f"`rel_level` must be an integer >= 1, got {rl!r}")
         mlist = tuple(parse_measures(self.measures))
         check_universe(self.reb_universe, self.collection_size, mlist, self.reb)
-        reason = get_backend(self.backend).unavailable_reason()
+        # "auto" is resolved per call, from the input's size (uefast.gpu.memory.choose_backend)
+        reason = None if self.backend == "auto" else get_backend(self.backend).unavailable_reason()
         if reason is not None:
             raise InputError(f"`backend`={self.backend!r} cannot run here: {reason}")
         return replace(self, measures=mlist, rel_level=int(rl))
