@@ -40,11 +40,14 @@ cpu = {(d, ties): uefast.evaluate(t, measures=MEASURES, ties=ties)["value"].to_n
 
 import uefast.gpu.counting as counting  # noqa: E402
 import uefast.gpu.ranking as ranking  # noqa: E402
+import uefast.kernels.dispatch as dispatch  # noqa: E402
 import uefast.kernels.metrics as metrics  # noqa: E402
+import uefast.kernels.routines as routines  # noqa: E402
+import uefast.kernels.sakai as sakai  # noqa: E402
 import uefast.kernels.segment as segment  # noqa: E402
 
 # the host-side tie order (uefast.gpu.keys) stays compiled: it runs on the CPU in every mode
-for mod in (segment, metrics, counting):
+for mod in (segment, metrics, routines, sakai, dispatch, counting):
     for name, obj in list(vars(mod).items()):
         if isinstance(obj, CPUDispatcher):
             setattr(mod, name, obj.py_func)

@@ -22,7 +22,10 @@ except Exception as e:
 import uefast.gpu.counting as counting  # noqa: E402
 import uefast.gpu.ranking as ranking  # noqa: E402
 import uefast.gpu.resample as resample  # noqa: E402
+import uefast.kernels.dispatch as dispatch  # noqa: E402
 import uefast.kernels.metrics as metrics  # noqa: E402
+import uefast.kernels.routines as routines  # noqa: E402
+import uefast.kernels.sakai as sakai  # noqa: E402
 import uefast.kernels.ordering as ordering  # noqa: E402
 import uefast.kernels.segment as segment  # noqa: E402
 import uefast.stats._kernels as skernels  # noqa: E402
@@ -40,7 +43,8 @@ import numpy as np  # noqa: E402
 
 skernels.bootstrap_sums(np.ones((36, 3)), np.uint64(1), 1, 0, np.empty((4, 36)),
                         np.empty(0, np.uint16))
-for mod in (segment, ordering, metrics, ranking, counting, resample, rng, skernels):
+for mod in (segment, ordering, metrics, routines, sakai, dispatch, ranking, counting, resample,
+            rng, skernels):
     for name, obj in list(vars(mod).items()):
         if isinstance(obj, CPUDispatcher):
             setattr(mod, name, obj.py_func)
