@@ -53,11 +53,11 @@ def merge_partials(a: Partial, b: Partial) -> Partial:
     return out
 
 
-def tree_merge(parts: list) -> Partial:
-    """Pairwise merge of a list of partials (the in-process reduction)."""
+def tree_merge(parts: list, merge: Callable = merge_partials) -> Partial:
+    """Pairwise merge of a list of partials with ``merge`` (the in-process reduction)."""
     parts = list(parts) or [{}]
     while len(parts) > 1:
-        parts = [merge_partials(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+        parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
     return parts[0]
 
