@@ -166,6 +166,25 @@ def test_statistics_identical_for_any_partitioning():
                       seed=4).equals(refs["bootstrap"])
 
 
+def test_swap_rate_identical_for_any_partitioning():
+    """uefast.dask.swap_rate == uefast.distributed.swap_rate for 1/4/16 partitions (shuffled and
+    clustered), both methods."""
+    from test_distributed_swap import _same
+
+    t = letor_run(n_queries=50, systems=("a", "b", "c"))
+    per_query = uefast.evaluate(t, None, ["nDCG@10", "AP"])
+    kw = dict(measure="AP", n_trials=120, seed=3)
+    refs = {m: udist.swap_rate(per_query, method=m, **kw)
+            for m in ("voorhees-buckley", "bootstrap")}
+    for k in (1, 4, 16):
+        pq_ddf = dd.from_pandas(per_query.to_pandas(), npartitions=k)  # queries split: shuffled
+        for m, ref in refs.items():
+            assert _same(ud.swap_rate(pq_ddf, method=m, **kw), ref), (m, k)
+        out = ud.evaluate(_clustered(t, k), None, ["nDCG@10", "AP"], clustered=True)
+        assert _same(ud.swap_rate(out, clustered=True, method="bootstrap", **kw),
+                     refs["bootstrap"]), k
+
+
 @pytest.mark.slow
 def test_local_cluster_and_a_killed_worker():
     """distributed.LocalCluster (2 worker processes): identical rows; a worker process killed
