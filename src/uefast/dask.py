@@ -69,7 +69,12 @@ def _read_row_groups(path: str):
 
 
 def _eval_pandas(pdf, spec: PartSpec):
-    return evaluate_part(pa.Table.from_pandas(pdf, preserve_index=False), spec).to_pandas()
+    """One partition through the engine; the table metadata goes to the pandas ``attrs``
+    (strings), where :func:`aggregate` finds it."""
+    res = evaluate_part(pa.Table.from_pandas(pdf, preserve_index=False), spec)
+    out = res.to_pandas()
+    out.attrs = {k.decode(): v.decode() for k, v in (res.schema.metadata or {}).items()}
+    return out
 
 
 def _unique_qids(pdf, qid: str):
@@ -112,8 +117,9 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
     dask.dataframe.DataFrame
         Per-query rows, columns and types of ``data_schemas/evaluate_output.md`` (qid ``int64``
         or string); the values of each row are bit for bit ``uefast.evaluate``'s on the whole
-        input. Row order follows the partitions; the table metadata (``uefast.info``) is not
-        carried.
+        input. Row order follows the partitions. Each partition's pandas ``attrs`` hold its
+        engine call's table metadata (``uefast.info`` etc., strings), which :func:`aggregate`
+        merges into the metadata of the whole evaluation.
     """
     _dd()
     qid = options.get("qid", "qid")
@@ -145,7 +151,11 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
 
     meta = spec.schema.empty_table().to_pandas()
     # one graph key for the spec (it holds the qrels), not a copy inside every task
-    return data.map_partitions(_eval_pandas, dask.delayed(spec, pure=True), meta=meta)
+    # enforce_metadata=False: the parts already have meta's columns and types, and Dask would
+    # replace an empty part by `meta`, losing its attrs (the row accounting of a part whose
+    # queries are all unjudged)
+    return data.map_partitions(_eval_pandas, dask.delayed(spec, pure=True), meta=meta,
+                               enforce_metadata=False)
 
 
 def _reduce_with(parts):
@@ -169,7 +179,12 @@ def aggregate(per_query) -> pa.Table:
     """Means per (system, measure) of a per-query Dask DataFrame (e.g. :func:`evaluate`'s),
     reduced on the cluster from exact, mergeable sums; equal to
     :func:`uefast.distributed.aggregate` on the collected table (bit for bit, any
-    partitioning). Returns a pyarrow Table (``data_schemas/evaluate_output.md``, aggregate)."""
+    partitioning). Returns a pyarrow Table (``data_schemas/evaluate_output.md``, aggregate)
+    whose metadata is that of ``uefast.evaluate`` on the whole input (``uefast.version``,
+    ``uefast.settings``, ``uefast.info`` with the row counters summed over the partitions and
+    ``distributed: {partitions}``, ``uefast.dropped``) when every partition of ``per_query``
+    carries its :func:`evaluate` metadata (pandas ``attrs``); none where a partition lost it
+    (an operation that drops ``attrs``, e.g. a concat of different partitions, a shuffle)."""
     _dd()
     stats = _reduce_with(per_query.to_delayed())(aggregate_partial)
     return finish_aggregate(stats)
