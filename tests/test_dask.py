@@ -277,6 +277,17 @@ def test_local_cluster_and_a_killed_worker():
         per_query = uefast.evaluate(t, None, ["AP"])
         got_p = ud.compare(ud.evaluate(ddf, None, ["AP"]), "randomization", n_resamples=100)
         assert got_p.equals(udist.compare(per_query, "randomization", n_resamples=100))
+        # the metadata travels between worker processes (pickled pandas attrs), and so does
+        # the swap rate's census / subset sums
+        agg = ud.aggregate(ud.evaluate(ddf, None, ["AP"]))
+        ref_md = per_query.schema.metadata
+        info = json_.loads(agg.schema.metadata[b"uefast.info"])
+        assert info.pop("distributed")["partitions"] >= 2
+        assert info == json_.loads(ref_md[b"uefast.info"])
+        from test_distributed_swap import _same
+
+        assert _same(ud.swap_rate(ud.evaluate(ddf, None, ["AP"]), n_trials=30, seed=2),
+                     udist.swap_rate(per_query, n_trials=30, seed=2))
 
 
 def test_clustered_path_checked_from_statistics(tmp_path):
