@@ -144,33 +144,94 @@ def test_summary():
               f"{dask_rows['s'] / base['s']:.2f}x (target <= 4x)")
 
 
+class _Monitor:
+    """Prints elapsed time, the load average and (Dask) the scheduler's task count every
+    ``every`` seconds, flushed, so a run cut short still says how far it got; keeps the load
+    averages seen."""
+
+    def __init__(self, label: str, every: float = 30.0, client=None) -> None:
+        import threading
+
+        self.label, self.every, self.client, self.loads = label, every, client, []
+        self.t0 = time.perf_counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            load = os.getloadavg()[0]
+            self.loads.append(load)
+            extra = ""
+            if self.client is not None:
+                try:
+                    n = self.client.run_on_scheduler(
+                        lambda dask_scheduler: len(dask_scheduler.tasks))
+                    extra = f", scheduler tasks held {n}"
+                except Exception:  # noqa: BLE001 (progress only)
+                    pass
+            print(f"  [{time.strftime('%H:%M:%S', time.gmtime())} UTC] {self.label}: "
+                  f"{time.perf_counter() - self.t0:.0f} s, load average {load:.2f}{extra}",
+                  flush=True)
+
+    def stop(self) -> str:
+        self._stop.set()
+        self._thread.join()
+        ls = self.loads or [os.getloadavg()[0]]
+        return f"load average (1 min) during the run: min {min(ls):.2f}, max {max(ls):.2f}, " \
+               f"mean {sum(ls) / len(ls):.2f}"
+
+
 def run_cli(path: str, workers: int) -> None:
     """The large run: Dask LocalCluster(workers) means on the cluster vs streaming in one
-    process, on a dataset written by make_mslr_parquet.py."""
+    process, on a dataset written by make_mslr_parquet.py. Progress and the load average are
+    printed every 30 s (flushed)."""
     import distributed
     import pyarrow.dataset as ds
 
     import uefast.dask as ud
-    from uefast.streaming import evaluate_stream
 
     rows = ds.dataset(path).count_rows()
+    print(f"{rows:,} rows in {len(ds.dataset(path).files)} files; start "
+          f"{time.strftime('%H:%M:%S', time.gmtime())} UTC", flush=True)
     with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=40,
                                   memory_limit="2GB") as cluster, \
             distributed.Client(cluster) as client:
         ud.aggregate(ud.evaluate(ds.dataset(path).files[0], None, MEASURES, clustered=True))
+        mon = _Monitor(f"dask LocalCluster({workers})", client=client)
         t0 = time.perf_counter()
         agg = ud.aggregate(ud.evaluate(path, None, MEASURES, clustered=True))
         t_dask = time.perf_counter() - t0
+        loads = mon.stop()
         rss = _cluster_rss(client)
     print(agg.to_pandas().to_string())
     print(f"dask LocalCluster({workers}): {rows:,} rows {t_dask:.1f} s {rows / t_dask:,.0f} rows/s"
-          f" peak RSS per worker MB {rss}")
-    t0 = time.perf_counter()
-    evaluate_stream(path, None, MEASURES, aggregate=True)
-    t_s = time.perf_counter() - t0
+          f" peak RSS per worker MB {rss}; {loads}", flush=True)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    mon = _Monitor("streaming")
+    # a fresh process, so that its peak RSS is the streaming path's alone
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as ex:
+        t_s, rss_s, agg_s = ex.submit(_stream_child, path).result()
+    loads = mon.stop()
+    print(agg_s.to_pandas().to_string())
     print(f"streaming, one process: {t_s:.1f} s {rows / t_s:,.0f} rows/s, peak RSS "
-          f"{_rss_mb():.0f} MB; Dask/streaming throughput {t_s / t_dask:.2f}")
+          f"{rss_s:.0f} MB; {loads}; Dask/streaming throughput {t_s / t_dask:.2f}", flush=True)
+
+
+def _stream_child(path: str):
+    """``evaluate_stream(path, aggregate=True)`` timed (after a compile on the first file), and
+    this process's peak RSS."""
+    import pyarrow.dataset as ds
+
+    from uefast.streaming import evaluate_stream
+
+    evaluate_stream(ds.dataset(path).files[0], None, MEASURES, aggregate=True)
+    t0 = time.perf_counter()
+    agg = evaluate_stream(path, None, MEASURES, aggregate=True)
+    return time.perf_counter() - t0, _rss_mb(), agg
 
 
 if __name__ == "__main__":

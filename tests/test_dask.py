@@ -8,7 +8,10 @@ import signal
 import time
 
 import numpy as np
+import json as json_
+
 import pyarrow as pa
+import pyarrow.compute as pc_
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -166,6 +169,84 @@ def test_statistics_identical_for_any_partitioning():
                       seed=4).equals(refs["bootstrap"])
 
 
+def _same_metadata(got: dict, ref: dict, partitions: int) -> None:
+    """``got`` (an adapter aggregate's) is ``ref`` (``uefast.evaluate``'s on the whole input)
+    plus ``distributed``; ``uefast.dropped`` in any order."""
+    import json
+
+    assert got[b"uefast.version"] == ref[b"uefast.version"]
+    assert json.loads(got[b"uefast.settings"]) == json.loads(ref[b"uefast.settings"])
+    info = json.loads(got[b"uefast.info"])
+    assert info.pop("distributed") == {"partitions": partitions}
+    assert info == json.loads(ref[b"uefast.info"])
+    key = lambda d: sorted(map(str, d))  # noqa: E731
+    assert key(json.loads(got[b"uefast.dropped"])) == key(json.loads(ref[b"uefast.dropped"]))
+
+
+@pytest.mark.parametrize("clustered", [False, True])
+@pytest.mark.parametrize("k", [1, 4, 16])
+def test_aggregate_carries_the_table_metadata(k, clustered):
+    """uefast.info (row accounting), uefast.settings, uefast.version and uefast.dropped of the
+    aggregate equal uefast.evaluate's on the whole input: TREC with unjudged queries, missing
+    (system, query) pairs and ERR's global lmax; long LETOR with missing pairs and
+    degenerate='drop'; wide LETOR."""
+    run, qrels = trec_run()
+    keep = pc_.invert(pc_.and_(pc_.equal(run.column("system"), "C"),
+                               pc_.less(run.column("qid"), 9)))
+    run = run.filter(keep)  # system C misses queries 0..8: pairs without run rows
+    t = letor_run(n_queries=30, systems=("a", "b"))
+    long = pa.concat_tables([
+        t.select(["qid", "docid", "label", s]).rename_columns(["qid", "docid", "label", "score"])
+        .append_column("system", pa.array([s] * t.num_rows)) for s in ("a", "b")])
+    long = long.filter(pc_.invert(pc_.and_(pc_.equal(long.column("system"), "b"),
+                                           pc_.less(long.column("qid"), 40))))
+    cases = [(run, qrels, ["nDCG@10", "ERR", "AP"], {}),
+             (long, None, ["nDCG@10", "P@5"], {"degenerate": "drop", "score": "score"}),
+             (t, None, ["nDCG@10", "ERR@10"], {})]
+    for data, qr, measures, kw in cases:
+        ref = uefast.evaluate(data, qr, measures, **kw).schema.metadata
+        ddf = _clustered(data, k) if clustered else dd.from_pandas(data.to_pandas(),
+                                                                   npartitions=k)
+        out = ud.evaluate(ddf, qr, measures, clustered=clustered, **kw)
+        agg = ud.aggregate(out)
+        # evaluated partitions (a part of unjudged queries has no output row but counts)
+        n_parts = sum("uefast.info" in p.attrs for p in dask.compute(*out.to_delayed()))
+        assert n_parts >= min(k, 2)
+        _same_metadata(agg.schema.metadata, ref, n_parts)
+        if "degenerate" in kw:  # rows were dropped: the check compares non-empty lists
+            assert json_.loads(ref[b"uefast.dropped"])
+
+
+def test_aggregate_metadata_where_it_cannot_be_carried():
+    """An in-memory table keeps its own metadata (as uefast.aggregate); a Dask frame whose
+    partitions lost their attrs gives no metadata rather than a partial count."""
+    t = letor_run(n_queries=20)
+    per_query = uefast.evaluate(t, None, ["AP"])
+    assert udist.aggregate(per_query).schema.metadata == per_query.schema.metadata
+    assert udist.aggregate(per_query.replace_schema_metadata(None)).schema.metadata is None
+    plain = dd.from_pandas(per_query.to_pandas(), npartitions=3)  # no attrs
+    assert ud.aggregate(plain).schema.metadata is None
+
+
+def test_swap_rate_identical_for_any_partitioning():
+    """uefast.dask.swap_rate == uefast.distributed.swap_rate for 1/4/16 partitions (shuffled and
+    clustered), both methods."""
+    from test_distributed_swap import _same
+
+    t = letor_run(n_queries=50, systems=("a", "b", "c"))
+    per_query = uefast.evaluate(t, None, ["nDCG@10", "AP"])
+    kw = dict(measure="AP", n_trials=120, seed=3)
+    refs = {m: udist.swap_rate(per_query, method=m, **kw)
+            for m in ("voorhees-buckley", "bootstrap")}
+    for k in (1, 4, 16):
+        pq_ddf = dd.from_pandas(per_query.to_pandas(), npartitions=k)  # queries split: shuffled
+        for m, ref in refs.items():
+            assert _same(ud.swap_rate(pq_ddf, method=m, **kw), ref), (m, k)
+        out = ud.evaluate(_clustered(t, k), None, ["nDCG@10", "AP"], clustered=True)
+        assert _same(ud.swap_rate(out, clustered=True, method="bootstrap", **kw),
+                     refs["bootstrap"]), k
+
+
 @pytest.mark.slow
 def test_local_cluster_and_a_killed_worker():
     """distributed.LocalCluster (2 worker processes): identical rows; a worker process killed
@@ -196,6 +277,17 @@ def test_local_cluster_and_a_killed_worker():
         per_query = uefast.evaluate(t, None, ["AP"])
         got_p = ud.compare(ud.evaluate(ddf, None, ["AP"]), "randomization", n_resamples=100)
         assert got_p.equals(udist.compare(per_query, "randomization", n_resamples=100))
+        # the metadata travels between worker processes (pickled pandas attrs), and so does
+        # the swap rate's census / subset sums
+        agg = ud.aggregate(ud.evaluate(ddf, None, ["AP"]))
+        ref_md = per_query.schema.metadata
+        info = json_.loads(agg.schema.metadata[b"uefast.info"])
+        assert info.pop("distributed")["partitions"] >= 2
+        assert info == json_.loads(ref_md[b"uefast.info"])
+        from test_distributed_swap import _same
+
+        assert _same(ud.swap_rate(ud.evaluate(ddf, None, ["AP"]), n_trials=30, seed=2),
+                     udist.swap_rate(per_query, n_trials=30, seed=2))
 
 
 def test_clustered_path_checked_from_statistics(tmp_path):

@@ -185,3 +185,16 @@ def test_compare_errors(per_query):
         compare(per_query, "wilcoxon")
     with pytest.raises(InputError, match="baseline"):
         compare(per_query, "t", systems=["a", "b"], baseline="c")
+
+
+def test_merge_is_blockwise_and_exact(monkeypatch):
+    """Merging more cells than one dense block holds gives the same exact sums (math.fsum)."""
+    import uefast.distributed._exact as ex
+
+    monkeypatch.setattr(ex, "_BLOCK", 7)
+    rng = np.random.default_rng(0)
+    C = 7 * 3 + 2
+    x = rng.normal(size=(3, C)) * 10.0 ** rng.integers(-20, 20, (3, C))
+    parts = [plain_sums(np.arange(C), x[i], C)[0] for i in range(3)]
+    got = ex.merge_ragged(ex.merge_ragged(parts[0], parts[1]), parts[2]).rounded()
+    assert list(got) == [math.fsum(x[:, c]) for c in range(C)]

@@ -122,3 +122,17 @@ def test_statistics_identical_for_any_partitioning(spark):
     for k, m in ((1, "randomization"), (16, "randomization"), (3, "bootstrap")):
         assert us.compare(pq_sdf, m, n_resamples=200, seed=4, npartitions=k).equals(refs[m])
     assert us.aggregate(pq_sdf.repartition(16)).equals(agg)
+
+
+def test_swap_rate_identical_for_any_partitioning(spark):
+    from test_distributed_swap import _same
+
+    t = letor_run(n_queries=50, systems=("a", "b", "c"))
+    per_query = uefast.evaluate(t, None, ["nDCG@10", "AP"])
+    pq_sdf = spark.createDataFrame(per_query.to_pandas())
+    for m in ("voorhees-buckley", "bootstrap"):
+        ref = udist.swap_rate(per_query, method=m, measure="AP", n_trials=120, seed=3)
+        for k in (1, 4, 16):
+            got = us.swap_rate(pq_sdf, method=m, measure="AP", n_trials=120, seed=3,
+                               npartitions=k)
+            assert _same(got, ref), (m, k)

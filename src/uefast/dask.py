@@ -6,7 +6,9 @@ means / paired tests reduced on the cluster (extra ``dask``: ``pip install "uefa
 * :func:`aggregate` -- means per (system, measure) from exact, mergeable sums;
 * :func:`compare` -- t / randomisation / bootstrap tests from mergeable sufficient statistics,
   draws keyed by ``(seed, qid, resample)``: identical for any partitioning and equal to
-  :func:`uefast.distributed.compare` on the same table.
+  :func:`uefast.distributed.compare` on the same table;
+* :func:`swap_rate` -- :func:`uefast.meta.swap_rate` from mergeable subset sums, identical for
+  any partitioning and equal to :func:`uefast.distributed.swap_rate`.
 
 Works with any Dask scheduler (threads, processes, ``distributed``); tasks are pure functions of
 their partition, so a task re-run after a lost worker gives the same rows.
@@ -24,7 +26,7 @@ from uefast.distributed._adapter import (PartSpec, check_disjoint, check_options
 from uefast.distributed._reduce import (aggregate_partial, compare_plan,
                                         finish_aggregate, merge_partials, run_compare)
 
-__all__ = ["evaluate", "aggregate", "compare"]
+__all__ = ["evaluate", "aggregate", "compare", "swap_rate"]
 
 
 def _dd():
@@ -67,7 +69,12 @@ def _read_row_groups(path: str):
 
 
 def _eval_pandas(pdf, spec: PartSpec):
-    return evaluate_part(pa.Table.from_pandas(pdf, preserve_index=False), spec).to_pandas()
+    """One partition through the engine; the table metadata goes to the pandas ``attrs``
+    (strings), where :func:`aggregate` finds it."""
+    res = evaluate_part(pa.Table.from_pandas(pdf, preserve_index=False), spec)
+    out = res.to_pandas()
+    out.attrs = {k.decode(): v.decode() for k, v in (res.schema.metadata or {}).items()}
+    return out
 
 
 def _unique_qids(pdf, qid: str):
@@ -110,8 +117,9 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
     dask.dataframe.DataFrame
         Per-query rows, columns and types of ``data_schemas/evaluate_output.md`` (qid ``int64``
         or string); the values of each row are bit for bit ``uefast.evaluate``'s on the whole
-        input. Row order follows the partitions; the table metadata (``uefast.info``) is not
-        carried.
+        input. Row order follows the partitions. Each partition's pandas ``attrs`` hold its
+        engine call's table metadata (``uefast.info`` etc., strings), which :func:`aggregate`
+        merges into the metadata of the whole evaluation.
     """
     _dd()
     qid = options.get("qid", "qid")
@@ -143,7 +151,11 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
 
     meta = spec.schema.empty_table().to_pandas()
     # one graph key for the spec (it holds the qrels), not a copy inside every task
-    return data.map_partitions(_eval_pandas, dask.delayed(spec, pure=True), meta=meta)
+    # enforce_metadata=False: the parts already have meta's columns and types, and Dask would
+    # replace an empty part by `meta`, losing its attrs (the row accounting of a part whose
+    # queries are all unjudged)
+    return data.map_partitions(_eval_pandas, dask.delayed(spec, pure=True), meta=meta,
+                               enforce_metadata=False)
 
 
 def _reduce_with(parts):
@@ -151,12 +163,12 @@ def _reduce_with(parts):
     Dask tasks, the merged partial computed."""
     import dask
 
-    def reduce(fn):
+    def reduce(fn, merge=merge_partials):
         objs = [dask.delayed(fn)(p) for p in parts]
         if not objs:
             return {}
         while len(objs) > 1:
-            objs = [dask.delayed(merge_partials)(objs[i], objs[i + 1]) if i + 1 < len(objs)
+            objs = [dask.delayed(merge)(objs[i], objs[i + 1]) if i + 1 < len(objs)
                     else objs[i] for i in range(0, len(objs), 2)]
         return objs[0].compute()
 
@@ -167,7 +179,12 @@ def aggregate(per_query) -> pa.Table:
     """Means per (system, measure) of a per-query Dask DataFrame (e.g. :func:`evaluate`'s),
     reduced on the cluster from exact, mergeable sums; equal to
     :func:`uefast.distributed.aggregate` on the collected table (bit for bit, any
-    partitioning). Returns a pyarrow Table (``data_schemas/evaluate_output.md``, aggregate)."""
+    partitioning). Returns a pyarrow Table (``data_schemas/evaluate_output.md``, aggregate)
+    whose metadata is that of ``uefast.evaluate`` on the whole input (``uefast.version``,
+    ``uefast.settings``, ``uefast.info`` with the row counters summed over the partitions and
+    ``distributed: {partitions}``, ``uefast.dropped``) when every partition of ``per_query``
+    carries its :func:`evaluate` metadata (pandas ``attrs``); none where a partition lost it
+    (an operation that drops ``attrs``, e.g. a concat of different partitions, a shuffle)."""
     _dd()
     stats = _reduce_with(per_query.to_delayed())(aggregate_partial)
     return finish_aggregate(stats)
@@ -191,3 +208,27 @@ def compare(per_query, method: str = "randomization", *, clustered: bool = False
     per_query = per_query.persist()
     return run_compare(_reduce_with(per_query.to_delayed()), plan)
 
+
+
+def swap_rate(per_query, *, clustered: bool = False, method: str = "voorhees-buckley",
+              subset_size: int | None = None, n_trials: int | None = None,
+              bin_width: float = 0.01, n_bins: int = 21, binning: str = "d1",
+              ties: str = "strict", alpha: float = 0.05, seed: int = 0,
+              measure: str | None = None, column: str = "value", systems=None):
+    """The swap rate of :func:`uefast.meta.swap_rate` (same settings, same
+    :class:`~uefast.meta.SwapResult`) of a per-query Dask DataFrame, reduced on the cluster from
+    exact per-partition subset sums, the subsets drawn by the counter-based generator keyed by
+    ``(seed, qid, trial)``: bit for bit :func:`uefast.distributed.swap_rate` on the collected
+    table, for every partitioning (:mod:`uefast.distributed._swap`). Shuffled on qid first unless
+    ``clustered=True`` (every query's rows in one partition, as :func:`evaluate` returns them);
+    persisted for the two passes (topic census, then subset sums)."""
+    from uefast.distributed._swap import run_swap, swap_plan
+
+    _dd()
+    plan = swap_plan(method=method, subset_size=subset_size, n_trials=n_trials,
+                     bin_width=bin_width, n_bins=n_bins, binning=binning, ties=ties, alpha=alpha,
+                     seed=seed, measure=measure, column=column, systems=systems)
+    if not clustered:
+        per_query = per_query.shuffle(on="qid")
+    per_query = per_query.persist()
+    return run_swap(_reduce_with(per_query.to_delayed()), plan)

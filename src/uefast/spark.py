@@ -9,7 +9,9 @@ streaming carry-over reader, and means / paired tests reduced on the cluster (ex
   ``applyInArrow`` are called once per query and measured ~3x slower);
 * :func:`aggregate`, :func:`compare` -- as :mod:`uefast.dask`: per-partition mergeable
   statistics, merged with ``RDD.treeReduce``, identical for any partitioning and equal to
-  :func:`uefast.distributed.aggregate` / :func:`uefast.distributed.compare`.
+  :func:`uefast.distributed.aggregate` / :func:`uefast.distributed.compare`;
+* :func:`swap_rate` -- :func:`uefast.meta.swap_rate` from mergeable subset sums (as
+  :func:`uefast.distributed.swap_rate`, bit for bit, any partitioning).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from uefast.distributed._reduce import (aggregate_partial, compare_plan, finish_
                                         merge_partials, run_compare)
 from uefast.errors import InputError
 
-__all__ = ["evaluate", "aggregate", "compare"]
+__all__ = ["evaluate", "aggregate", "compare", "swap_rate"]
 
 
 def _sql():
@@ -112,7 +114,7 @@ def _reduce_with(sdf, whole_part: bool):
     """``reduce(fn)`` for :func:`run_compare`: ``fn`` on each partition (its batches as one
     table when ``whole_part``, else batch by batch merged), partials pickled into one binary
     row per task and merged with ``treeReduce`` on the executors."""
-    def reduce(fn):
+    def reduce(fn, merge=merge_partials):
         def task(batches):
             acc: dict = {}
             if whole_part:
@@ -121,14 +123,14 @@ def _reduce_with(sdf, whole_part: bool):
                     acc = fn(pa.Table.from_batches(bl))
             else:
                 for b in batches:
-                    acc = merge_partials(acc, fn(pa.Table.from_batches([b])))
+                    acc = merge(acc, fn(pa.Table.from_batches([b])))
             yield pa.RecordBatch.from_pydict({"blob": [pickle.dumps(acc)]},
                                              schema=pa.schema([("blob", pa.binary())]))
 
         blobs = sdf.mapInArrow(task, "blob binary").rdd.map(lambda r: pickle.loads(r[0]))
         if blobs.getNumPartitions() == 0:
             return {}
-        return blobs.treeReduce(merge_partials)  # every task yields one blob: never empty
+        return blobs.treeReduce(merge)  # every task yields one blob: never empty
 
     return reduce
 
@@ -159,5 +161,31 @@ def compare(per_query, method: str = "randomization", *, clustered: bool = False
     per_query = per_query.cache()
     try:
         return run_compare(_reduce_with(per_query, True), plan)
+    finally:
+        per_query.unpersist()
+
+
+def swap_rate(per_query, *, clustered: bool = False, npartitions: int | None = None,
+              method: str = "voorhees-buckley", subset_size: int | None = None,
+              n_trials: int | None = None, bin_width: float = 0.01, n_bins: int = 21,
+              binning: str = "d1", ties: str = "strict", alpha: float = 0.05, seed: int = 0,
+              measure: str | None = None, column: str = "value", systems=None):
+    """The swap rate of :func:`uefast.meta.swap_rate` (same settings and result type) of a
+    per-query Spark DataFrame, from exact per-partition subset sums merged with ``treeReduce``;
+    bit for bit :func:`uefast.distributed.swap_rate` on the collected rows, for every
+    partitioning. Repartitioned on qid first (into ``npartitions``, default the current count)
+    unless ``clustered=True``; cached for the two passes."""
+    from uefast.distributed._swap import run_swap, swap_plan
+
+    _sql()
+    plan = swap_plan(method=method, subset_size=subset_size, n_trials=n_trials,
+                     bin_width=bin_width, n_bins=n_bins, binning=binning, ties=ties, alpha=alpha,
+                     seed=seed, measure=measure, column=column, systems=systems)
+    if not clustered:
+        n = npartitions or per_query.rdd.getNumPartitions()
+        per_query = per_query.repartition(n, "qid")
+    per_query = per_query.cache()
+    try:
+        return run_swap(_reduce_with(per_query, True), plan)
     finally:
         per_query.unpersist()

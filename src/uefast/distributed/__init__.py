@@ -3,7 +3,9 @@ adapters share, and its single-machine form.
 
 * :func:`aggregate` -- means per (system, measure) from exact, mergeable sums;
 * :func:`compare` -- paired t / randomisation / Poisson-bootstrap tests between systems from
-  mergeable sufficient statistics, resampling draws keyed by ``(seed, qid, resample)``.
+  mergeable sufficient statistics, resampling draws keyed by ``(seed, qid, resample)``;
+* :func:`swap_rate` -- :func:`uefast.meta.swap_rate` from mergeable subset sums, subsets drawn
+  by the counter-based generator (``(seed, qid, trial)``).
 
 Both take a per-query table (``uefast.evaluate``'s output) and give bit for bit what the adapters
 give for any partitioning of it by query. Design and proofs: ``docs/distributed.md``.
@@ -17,7 +19,7 @@ import pyarrow as pa
 from uefast.distributed._reduce import (AGG_COLUMNS, COMPARE_SCHEMA, METHODS, aggregate_partial,
                                         compare_plan, finish_aggregate, run_compare)
 
-__all__ = ["aggregate", "compare", "METHODS", "AGG_COLUMNS", "COMPARE_SCHEMA"]
+__all__ = ["aggregate", "compare", "swap_rate", "METHODS", "AGG_COLUMNS", "COMPARE_SCHEMA"]
 
 
 def aggregate(table: Any) -> pa.Table:
@@ -61,3 +63,34 @@ def compare(table: Any, method: str = "randomization", *, measure=None, column: 
                         seed=seed)
     t = as_arrow(table)
     return run_compare(lambda fn: fn(t), plan)
+
+
+def swap_rate(table: Any, *, method: str = "voorhees-buckley", subset_size: int | None = None,
+              n_trials: int | None = None, bin_width: float = 0.01, n_bins: int = 21,
+              binning: str = "d1", ties: str = "strict", alpha: float = 0.05, seed: int = 0,
+              measure: str | None = None, column: str = "value", systems=None):
+    """The swap rate of :func:`uefast.meta.swap_rate` (same settings, same
+    :class:`~uefast.meta.SwapResult`) from mergeable per-partition subset sums: the
+    single-machine reference of :func:`uefast.dask.swap_rate` / :func:`uefast.spark.swap_rate`,
+    bit for bit equal to them for every partitioning.
+
+    Each trial draws topic subsets ``Q1``, ``Q2`` (voorhees-buckley: disjoint halves of a random
+    permutation, c <= n // 2, default T = 50; bootstrap: c topics drawn with replacement each,
+    default c = n, T = 1000) over the topics every system has, and counts, per bin of ``|d1|``,
+    the system pairs whose mean differences ``d1`` (on Q1) and ``d2`` (on Q2) have opposite signs
+    (differences ``<= 2**-40 · max|X|`` are ties, as in ``uefast.meta``). The sums
+    ``Σ_{q in Q_s(t)} X[q, j]`` are exact and the subsets a pure function of ``(seed, qid,
+    trial)`` (voorhees-buckley: the rank of a keyed 64-bit word among the topics; bootstrap: keyed
+    uniform draws over the topics in key order), so no partitioning changes the result. The
+    subsets are not those of ``uefast.meta.swap_rate`` (numpy's generator over topic positions):
+    the two agree to Monte Carlo error. Algorithm and proofs: :mod:`uefast.distributed._swap`,
+    ``docs/distributed.md``. Source: Voorhees & Buckley, SIGIR 2002; Sakai, SIGIR 2006.
+    """
+    from uefast.distributed._reduce import as_arrow
+    from uefast.distributed._swap import run_swap, swap_plan
+
+    plan = swap_plan(method=method, subset_size=subset_size, n_trials=n_trials,
+                     bin_width=bin_width, n_bins=n_bins, binning=binning, ties=ties, alpha=alpha,
+                     seed=seed, measure=measure, column=column, systems=systems)
+    t = as_arrow(table)
+    return run_swap(lambda fn, merge: fn(t), plan)

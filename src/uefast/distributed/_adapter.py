@@ -58,6 +58,7 @@ class PartSpec:
     qrels: pa.Table | None = None
     qrels_qid: str = "qid"
     canonical: list = field(default_factory=list)  # sort keys of a shuffled part (no order=)
+    qrels_queries: int | None = None  # distinct queries of the whole qrels (uefast.info)
 
 
 def check_options(options: dict, *, shuffled: bool, order: str | None, has_docid: bool) -> None:
@@ -121,15 +122,22 @@ def part_spec(measures: Any, options: dict, *, schema: pa.Schema, qrels: Any,
         docid = options.get("docid", "docid")
         canonical = [qid, docid] if docid in schema.names else \
             [qid] + [c for c in schema.names if c != qid]
+    nq_qrels = None
+    if qrels_t is not None:
+        if qid not in qrels_t.column_names:
+            raise InputError(f"qrels: missing column {qid!r}; columns are {qrels_t.column_names}")
+        nq_qrels = len(unique_qids(qrels_t.column(qid)))
     return PartSpec([str(m) for m in mlist], back, dict(options),
                     output_schema(schema.field(qid).type), qid=qid, order=order, qrels=qrels_t,
-                    qrels_qid=qid, canonical=canonical)
+                    qrels_qid=qid, canonical=canonical, qrels_queries=nq_qrels)
 
 
 def evaluate_part(table: pa.Table, spec: PartSpec) -> pa.Table:
-    """``uefast.evaluate`` on a table of whole queries, cast to ``spec.schema`` (metadata
-    dropped); an empty part gives an empty table."""
+    """``uefast.evaluate`` on a table of whole queries, cast to ``spec.schema``, with the
+    engine call's metadata and ``uefast.part`` (:func:`uefast.distributed._meta.part_metadata`,
+    merged by the aggregate); an empty part gives an empty table without metadata."""
     import uefast
+    from uefast.distributed._meta import part_metadata
 
     if table.num_rows == 0:
         return spec.schema.empty_table()
@@ -152,13 +160,15 @@ def evaluate_part(table: pa.Table, spec: PartSpec) -> pa.Table:
             vs = unique_qids(q).cast(common)
             qrels = qrels.filter(pc.is_in(qq.cast(common), value_set=vs))
             if qrels.num_rows == 0:  # no query of this part is judged: nothing to evaluate
-                return spec.schema.empty_table()
+                return spec.schema.empty_table().replace_schema_metadata(
+                    part_metadata(table, None, spec))
     res = uefast.evaluate(table, qrels, spec.measures, **spec.options)
     if spec.back:
         names = [spec.back.get(m, m) for m in res.column("measure").to_pylist()]
         res = res.set_column(res.schema.get_field_index("measure"), "measure",
                              pa.array(names, pa.string()))
-    return res.replace_schema_metadata(None).cast(spec.schema)
+    md = part_metadata(table, res, spec)
+    return res.replace_schema_metadata(None).cast(spec.schema).replace_schema_metadata(md)
 
 
 def check_disjoint(parts_qids: list) -> None:

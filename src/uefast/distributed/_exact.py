@@ -143,9 +143,26 @@ def compact(dense: np.ndarray, lens: np.ndarray) -> Ragged:
 
 
 def merge_ragged(a: Ragged, b: Ragged) -> Ragged:
-    """The expansions of ``a`` plus those of ``b``, cell by cell (exact)."""
+    """The expansions of ``a`` plus those of ``b``, cell by cell (exact); at most ``_BLOCK``
+    cells held dense at once (memory ``_BLOCK * CAP`` doubles, whatever the cell count)."""
     if len(a.lens) != len(b.lens):
         raise ValueError(f"merging {len(a.lens)} cells with {len(b.lens)}")
+    n = len(a.lens)
+    if n <= _BLOCK:
+        return _merge_block(a, b)
+    lens, flats = [], []
+    for c0 in range(0, n, _BLOCK):
+        idx = np.arange(c0, min(n, c0 + _BLOCK))
+        r = _merge_block(a.take(idx), b.take(idx))
+        lens.append(r.lens)
+        flats.append(r.flat)
+    return Ragged(np.concatenate(lens), np.concatenate(flats))
+
+
+_BLOCK = 1 << 16
+
+
+def _merge_block(a: Ragged, b: Ragged) -> Ragged:
     dense = np.empty((len(a.lens), CAP))
     lens = np.zeros(len(a.lens), np.int64)
     bad = _merge(a.lens, a.offsets[:-1], a.flat, b.lens, b.offsets[:-1], b.flat, dense, lens)

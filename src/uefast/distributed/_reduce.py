@@ -53,11 +53,11 @@ def merge_partials(a: Partial, b: Partial) -> Partial:
     return out
 
 
-def tree_merge(parts: list) -> Partial:
-    """Pairwise merge of a list of partials (the in-process reduction)."""
+def tree_merge(parts: list, merge: Callable = merge_partials) -> Partial:
+    """Pairwise merge of a list of partials with ``merge`` (the in-process reduction)."""
     parts = list(parts) or [{}]
     while len(parts) > 1:
-        parts = [merge_partials(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+        parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
     return parts[0]
 
@@ -75,9 +75,12 @@ def as_arrow(part: Any) -> pa.Table:
 def aggregate_partial(part: Any) -> Partial:
     """Per (system, measure): ``ints`` = [rows, non-NaN count of each column], ``sums`` = exact
     sums of :data:`AGG_COLUMNS` (NaN and null skipped, as :func:`uefast.aggregate`)."""
+    from uefast.distributed._meta import META_KEY, MetaStats
+
     t = as_arrow(part)
+    meta = MetaStats.of(part, t.num_rows)
     if t.num_rows == 0:
-        return {}
+        return {} if meta is None else {META_KEY: meta}
     sys_enc = pc.dictionary_encode(t.column("system").cast(pa.string())).combine_chunks()
     mea_enc = pc.dictionary_encode(t.column("measure").cast(pa.string())).combine_chunks()
     s_codes = sys_enc.indices.to_numpy()
@@ -92,7 +95,7 @@ def aggregate_partial(part: Any) -> Partial:
                            for c in AGG_COLUMNS])  # nulls -> NaN, skipped like NaN
     sums, counts = plain_sums(cells, vals, n_keys * nc)
     sysn, mean = sys_enc.dictionary.to_pylist(), mea_enc.dictionary.to_pylist()
-    out = {}
+    out = {} if meta is None else {META_KEY: meta}
     for k in np.flatnonzero(rows):
         ints = np.concatenate([[rows[k]], counts[k * nc:(k + 1) * nc]])
         out[(sysn[k // n_m], mean[k % n_m])] = KeyStats(
@@ -102,7 +105,12 @@ def aggregate_partial(part: Any) -> Partial:
 
 def finish_aggregate(stats: Partial) -> pa.Table:
     """Rows sorted by (system, measure); means = correctly rounded exact sum / count (null where
-    the count is 0, as ``uefast.aggregate``'s mean of nothing)."""
+    the count is 0, as ``uefast.aggregate``'s mean of nothing); the table metadata merged from
+    the parts' (:mod:`uefast.distributed._meta`)."""
+    from uefast.distributed._meta import META_KEY
+
+    stats = dict(stats)
+    meta = stats.pop(META_KEY, None)
     keys = sorted(stats)
     cols: dict[str, Any] = {"system": [k[0] for k in keys], "measure": [k[1] for k in keys],
                             "n_queries": [int(stats[k].ints[0]) for k in keys]}
@@ -113,7 +121,8 @@ def finish_aggregate(stats: Partial) -> pa.Table:
     schema = pa.schema([pa.field("system", pa.string()), pa.field("measure", pa.string()),
                         pa.field("n_queries", pa.int64())] +
                        [pa.field(c, pa.float64()) for c in AGG_COLUMNS])
-    return pa.table(cols, schema=schema)
+    return pa.table(cols, schema=schema).replace_schema_metadata(
+        None if meta is None else meta.metadata())
 
 
 # ----------------------------------------------------------------------------- compare

@@ -56,6 +56,105 @@ def _difference_required(lower: np.ndarray, count: np.ndarray, swaps: np.ndarray
     return best
 
 
+@dataclass(frozen=True)
+class SwapSettings:
+    """The validated settings of :func:`swap_rate` (shared with
+    :func:`uefast.distributed.swap_rate`)."""
+
+    method: str
+    subset_size: int | None
+    n_trials: int | None
+    bin_width: float
+    n_bins: int
+    binning: str
+    ties: str
+    alpha: float
+    seed: int
+
+    def sizes(self, n: int, m: int) -> tuple[int, int]:
+        """``(c, T)`` for ``n`` topics and ``m`` systems (defaults of SPEC_math §6.8-§6.9)."""
+        if m < 2:
+            raise InputError(f"swap rates need at least 2 systems; got {m}")
+        vb = self.method == "voorhees-buckley"
+        c = (n // 2 if vb else n) if self.subset_size is None else int(self.subset_size)
+        if c < 1 or (vb and 2 * c > n):
+            limit = f"1..{n // 2} (disjoint halves of {n} topics)" if vb else ">= 1"
+            raise InputError(f"`subset_size` must be in {limit}; got {c}")
+        t_total = (50 if vb else 1000) if self.n_trials is None else int(self.n_trials)
+        if t_total < 1:
+            raise InputError(f"`n_trials` must be >= 1; got {t_total}")
+        return c, t_total
+
+
+def check_settings(*, method, subset_size, n_trials, bin_width, n_bins, binning, ties, alpha,
+                   seed) -> SwapSettings:
+    """Validate the settings of :func:`swap_rate` (errors name the argument and value)."""
+    if method not in ("voorhees-buckley", "bootstrap"):
+        raise InputError(f"`method` must be in {{'voorhees-buckley', 'bootstrap'}}; got {method!r}")
+    if binning not in ("d1", "mean"):
+        raise InputError(f"`binning` must be in {{'d1', 'mean'}}; got {binning!r}")
+    if ties not in ("strict", "tie_is_swap"):
+        raise InputError(f"`ties` must be in {{'strict', 'tie_is_swap'}}; got {ties!r}")
+    bin_width = check_positive("bin_width", bin_width)
+    n_bins = check_n_resamples(n_bins, "n_bins")
+    alpha = check_probability("alpha", alpha)
+    seed = check_seed(seed)
+    if subset_size is not None:
+        subset_size = check_n_resamples(subset_size, "subset_size")
+    if n_trials is not None:
+        n_trials = check_n_resamples(n_trials, "n_trials")
+    return SwapSettings(method, subset_size, n_trials, bin_width, n_bins, binning, ties,
+                        float(alpha), seed)
+
+
+def tally(m1: np.ndarray, m2: np.ndarray, ii: np.ndarray, jj: np.ndarray, tol: float,
+          st: SwapSettings, count: np.ndarray, swaps: np.ndarray) -> None:
+    """Add the comparisons of trials with subset means ``m1``, ``m2`` (shape ``(t, m)``) to the
+    bin counts ``count`` and ``swaps`` (in place): the formulas of :func:`swap_rate`."""
+    # differences within the data's resolution are ties (float noise of the summation
+    # order decided them before: mean(0.1, 0.2) vs mean(0.3, 0.0))
+    d1 = m1[:, ii] - m1[:, jj]
+    d2 = m2[:, ii] - m2[:, jj]
+    d1[np.abs(d1) <= tol] = 0.0
+    d2[np.abs(d2) <= tol] = 0.0
+    key = np.abs(d1) if st.binning == "d1" else 0.5 * (np.abs(d1) + np.abs(d2))
+    # clipped before the cast: |d| / w beyond 2**63 made a negative int64 (np.bincount failed)
+    b = np.minimum(np.floor(key / st.bin_width + 1e-9), st.n_bins - 1).astype(np.int64).ravel()
+    prod = (d1 * d2).ravel()
+    sw = prod < 0 if st.ties == "strict" else prod <= 0
+    count += np.bincount(b, minlength=st.n_bins)
+    swaps += np.bincount(b, weights=sw, minlength=st.n_bins).astype(np.int64)
+
+
+def swap_result(st: SwapSettings, c: int, t_total: int, n_pairs: int, count: np.ndarray,
+                swaps: np.ndarray) -> SwapResult:
+    """The :class:`SwapResult` of bin counts ``count`` / ``swaps``."""
+    lower = np.arange(st.n_bins) * st.bin_width
+    upper = np.append(lower[1:], np.inf)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(count > 0, swaps / np.maximum(count, 1), np.nan)
+    bins = pa.table(
+        {
+            "bin": pa.array(np.arange(st.n_bins), pa.int64()),
+            "lower": lower,
+            "upper": upper,
+            "count": count,
+            "swaps": swaps,
+            "swap_rate": pa.array(rate, pa.float64(), from_pandas=True),
+        }
+    )
+    return SwapResult(
+        method=st.method,
+        subset_size=c,
+        n_trials=t_total,
+        n_pairs=n_pairs,
+        swap_rate=float(swaps.sum() / count.sum()),
+        difference_required=_difference_required(lower, count, swaps, st.alpha),
+        alpha=float(st.alpha),
+        bins=bins,
+    )
+
+
 def swap_rate(
     matrix: Any,
     *,
@@ -94,38 +193,19 @@ def swap_rate(
     means are not decided by the floating-point noise of their summation order.
     Source: SPEC_math §6.8-§6.9 (defaults as stated there).
     """
-    if method not in ("voorhees-buckley", "bootstrap"):
-        raise InputError(f"`method` must be in {{'voorhees-buckley', 'bootstrap'}}; got {method!r}")
-    if binning not in ("d1", "mean"):
-        raise InputError(f"`binning` must be in {{'d1', 'mean'}}; got {binning!r}")
-    if ties not in ("strict", "tie_is_swap"):
-        raise InputError(f"`ties` must be in {{'strict', 'tie_is_swap'}}; got {ties!r}")
-    bin_width = check_positive("bin_width", bin_width)
-    n_bins = check_n_resamples(n_bins, "n_bins")
-    alpha = check_probability("alpha", alpha)
-    seed = check_seed(seed)
-    if subset_size is not None:
-        subset_size = check_n_resamples(subset_size, "subset_size")
-    if n_trials is not None:
-        n_trials = check_n_resamples(n_trials, "n_trials")
+    st = check_settings(method=method, subset_size=subset_size, n_trials=n_trials,
+                        bin_width=bin_width, n_bins=n_bins, binning=binning, ties=ties,
+                        alpha=alpha, seed=seed)
     mat = as_matrix(matrix, measure=measure, column=column, systems=systems)
     x = mat.values
     n, m = x.shape
-    if m < 2:
-        raise InputError(f"swap rates need at least 2 systems; got {m}")
-    vb = method == "voorhees-buckley"
-    c = (n // 2 if vb else n) if subset_size is None else int(subset_size)
-    if c < 1 or (vb and 2 * c > n):
-        limit = f"1..{n // 2} (disjoint halves of {n} topics)" if vb else ">= 1"
-        raise InputError(f"`subset_size` must be in {limit}; got {c}")
-    t_total = (50 if vb else 1000) if n_trials is None else int(n_trials)
-    if t_total < 1:
-        raise InputError(f"`n_trials` must be >= 1; got {t_total}")
-    rng = np.random.default_rng(seed)
+    c, t_total = st.sizes(n, m)
+    vb = st.method == "voorhees-buckley"
+    rng = np.random.default_rng(st.seed)
     tol = tie_tolerance(x)
     ii, jj = pair_indices(m)
-    count = np.zeros(n_bins, dtype=np.int64)
-    swaps = np.zeros(n_bins, dtype=np.int64)
+    count = np.zeros(st.n_bins, dtype=np.int64)
+    swaps = np.zeros(st.n_bins, dtype=np.int64)
     done = 0
     while done < t_total:
         t = min(_CHUNK, t_total - done)
@@ -135,43 +215,6 @@ def swap_rate(
         else:
             q1 = rng.integers(0, n, size=(t, c))
             q2 = rng.integers(0, n, size=(t, c))
-        m1 = x[q1].mean(axis=1)  # (t, m)
-        m2 = x[q2].mean(axis=1)
-        # differences within the data's resolution are ties (float noise of the summation
-        # order decided them before: mean(0.1, 0.2) vs mean(0.3, 0.0))
-        d1 = m1[:, ii] - m1[:, jj]
-        d2 = m2[:, ii] - m2[:, jj]
-        d1[np.abs(d1) <= tol] = 0.0
-        d2[np.abs(d2) <= tol] = 0.0
-        key = np.abs(d1) if binning == "d1" else 0.5 * (np.abs(d1) + np.abs(d2))
-        # clipped before the cast: |d| / w beyond 2**63 made a negative int64 (np.bincount failed)
-        b = np.minimum(np.floor(key / bin_width + 1e-9), n_bins - 1).astype(np.int64).ravel()
-        prod = (d1 * d2).ravel()
-        sw = prod < 0 if ties == "strict" else prod <= 0
-        count += np.bincount(b, minlength=n_bins)
-        swaps += np.bincount(b, weights=sw, minlength=n_bins).astype(np.int64)
+        tally(x[q1].mean(axis=1), x[q2].mean(axis=1), ii, jj, tol, st, count, swaps)
         done += t
-    lower = np.arange(n_bins) * bin_width
-    upper = np.append(lower[1:], np.inf)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate = np.where(count > 0, swaps / np.maximum(count, 1), np.nan)
-    bins = pa.table(
-        {
-            "bin": pa.array(np.arange(n_bins), pa.int64()),
-            "lower": lower,
-            "upper": upper,
-            "count": count,
-            "swaps": swaps,
-            "swap_rate": pa.array(rate, pa.float64(), from_pandas=True),
-        }
-    )
-    return SwapResult(
-        method=method,
-        subset_size=c,
-        n_trials=t_total,
-        n_pairs=int(ii.size),
-        swap_rate=float(swaps.sum() / count.sum()),
-        difference_required=_difference_required(lower, count, swaps, alpha),
-        alpha=float(alpha),
-        bins=bins,
-    )
+    return swap_result(st, c, t_total, int(ii.size), count, swaps)
