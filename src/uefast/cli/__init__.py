@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     for mod in _command_modules():
         p = sub.add_parser(
             mod.NAME,
-            help=mod.HELP,
+            help=mod.HELP.replace("%", "%%"),  # argparse %-formats help strings ("95% CI")
             description=getattr(mod, "DESCRIPTION", mod.HELP),
             epilog=getattr(mod, "EPILOG", None),
             formatter_class=argparse.RawDescriptionHelpFormatter,

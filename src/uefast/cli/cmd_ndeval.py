@@ -57,7 +57,7 @@ def main(argv: list[str]) -> int:
         if head == "-version":
             print(f"ndeval: {VERSION}")
             return 0
-        if head == "-help":
+        if head in ("-help", "--help", "-h"):  # ndeval's -help; --help and -h as every command
             print(DESCRIPTION)
             return 0
         if len(a) >= 4 and head in ("-alpha", "-beta", "-M", "-baseline", "-riskAlpha"):
