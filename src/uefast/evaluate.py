@@ -452,7 +452,7 @@ def _string_array(lens: np.ndarray, data: bytes) -> pa.Array:
 def _runs_take(strings: pa.Array, idx: np.ndarray) -> pa.Array:
     """``strings.take(idx)`` (a string column) for an index made of few runs of equal values
     (the output's system column: one run per system), from the runs' bytes; other indexes go
-    through Arrow's take. (504,496 rows of 8 system names: 3.3 ms -> ~1 ms.)"""
+    through Arrow's take, which copies each row's bytes one by one."""
     if len(idx) == 0 or strings.null_count or not pa.types.is_string(strings.type):
         return strings.take(numeric_array(idx))
     starts = np.flatnonzero(idx[1:] != idx[:-1]) + 1

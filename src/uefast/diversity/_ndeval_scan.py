@@ -19,6 +19,32 @@ def _space(c):
     return c == 32 or (9 <= c <= 13)
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _split_line(buf, i, fs, fe):
+    """The whitespace-separated fields of the line starting at ``buf[i]``: their bounds into
+    ``fs``/``fe`` (the first ``fs.size``), returned as (index past the line's newline, field count);
+    the count is -1 at a non-ASCII byte (the fast scanners leave such files to the general
+    readers)."""
+    n_buf = buf.size
+    cap = fs.size
+    k = 0
+    while True:
+        while i < n_buf and buf[i] != 10 and _space(buf[i]):
+            i += 1
+        if i >= n_buf or buf[i] == 10:
+            break
+        s = i
+        while i < n_buf and not _space(buf[i]):
+            if buf[i] >= 128:
+                return i, -1
+            i += 1
+        if k < cap:
+            fs[k] = s
+            fe[k] = i
+        k += 1
+    return i + 1, k
+
+
 @nb.njit(cache=True, nogil=True)
 def _fnv(buf, s, e):
     h = FNV_OFFSET
@@ -120,23 +146,9 @@ def scan(buf, tab, data, starts, ends, topics):
     fs = np.empty(6, np.int64)
     fe = np.empty(6, np.int64)
     while i < n_buf:
-        # one line: up to 6 fields
-        k = 0
-        while True:
-            while i < n_buf and buf[i] != 10 and _space(buf[i]):
-                i += 1
-            if i >= n_buf or buf[i] == 10:
-                break
-            s = i
-            while i < n_buf and not _space(buf[i]):
-                if buf[i] >= 128:
-                    return False, 0, topic, rank, dhash, ds, de, row, rid_s, rid_e
-                i += 1
-            if k < 6:
-                fs[k] = s
-                fe[k] = i
-            k += 1
-        i += 1  # past '\n'
+        i, k = _split_line(buf, i, fs, fe)  # one line: up to 6 fields kept
+        if k < 0:
+            return False, 0, topic, rank, dhash, ds, de, row, rid_s, rid_e
         if k == 0 or buf[fs[0]] == 35:  # blank or '#' line: read_run skips it too
             continue
         if k < 6:
@@ -191,22 +203,9 @@ def scan_qrels(buf):
     n = 0
     i = 0
     while i < n_buf:
-        k = 0
-        while True:
-            while i < n_buf and buf[i] != 10 and _space(buf[i]):
-                i += 1
-            if i >= n_buf or buf[i] == 10:
-                break
-            s = i
-            while i < n_buf and not _space(buf[i]):
-                if buf[i] >= 128:
-                    return False, 0, topic, sub, ds, de, jd, hh
-                i += 1
-            if k < 4:
-                fs[k] = s
-                fe[k] = i
-            k += 1
-        i += 1
+        i, k = _split_line(buf, i, fs, fe)
+        if k < 0:
+            return False, 0, topic, sub, ds, de, jd, hh
         if k == 0 or buf[fs[0]] == 35:
             continue
         if k != 4:
