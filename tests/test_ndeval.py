@@ -277,3 +277,65 @@ def test_evaluate_every_qrels_query(tmp_path):
     rows = {(r["qid"], r["measure"]): r for r in t.to_pylist()}
     assert rows[("2", "alpha-nDCG@5")]["value"] == 0.0 and rows[("2", "RBU@5")]["n_docs"] == 0
     assert rows[("1", "alpha-nDCG@5")]["value"] == 1.0
+
+
+def _scan_reference(text: str, qdocs: dict) -> tuple:
+    """Plain-Python reading of run lines under ndeval's rules: (topic, rank, judged row or -1)
+    per line, None when a docno repeats within a topic."""
+    out, seen = [], set()
+    for line in text.splitlines():
+        f = line.split()
+        if not f or f[0].startswith("#"):
+            continue
+        t = int(f[0].rsplit("-", 1)[-1])
+        if (t, f[2]) in seen:
+            return None
+        seen.add((t, f[2]))
+        out.append((t, int(f[3]), qdocs.get((t, f[2]), -1)))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_run_scan_tables(tmp_path, seed):
+    """The one-pass run scan's per-topic duplicate table: blocks of thousands of lines (the table
+    grows), topics whose lines are split over several blocks (the scan then falls back to one
+    table for the file), a docno repeated only across two blocks of one topic (found), and
+    docnos of every length against a plain-Python reading."""
+    from uefast.diversity import _ndeval_scan as sc
+    from uefast.diversity.ndeval_text import _scan_table
+    from uefast.io._scan import read_bytes
+
+    rng = np.random.default_rng(seed)
+    names = [("x" * int(rng.integers(0, 30))) + f"d{k}" for k in range(6000)]
+    qrows = [(t, 1, names[k], 1) for t in (3, 7) for k in rng.choice(6000, 300, replace=False)]
+    qp = tmp_path / "q"
+    qp.write_text("".join(f"{t} {s} {d} {g}\n" for t, s, d, g in qrows))
+    nq = read_ndeval_qrels(qp)
+    qdocs = {(int(q), d): i for q, docs in zip(nq.qids, nq.docids) for i, d in enumerate(docs)}
+    lines = []
+    for t, n in ((3, 5000), (7, 40), (9, 3000)):
+        lines += [(t, names[k], r + 1) for r, k in enumerate(rng.choice(6000, n, replace=False))]
+    if seed % 2:  # topics split into several blocks
+        lines = [lines[j] for j in rng.permutation(len(lines))]
+    if seed == 3:  # the same docno twice in topic 7, far apart
+        lines.append((7, lines[[x[0] for x in lines].index(7)][1], 99999))
+    if seed == 2:  # the same docno twice within topic 3's block, after the table grew
+        lines.insert(4000, (3, lines[5][1], 99999))
+    text = "".join(f"{t} Q0 {d} {r} 0.5 run\n" for t, d, r in lines)
+    rp = tmp_path / "r"
+    rp.write_text(text)
+    tab, nm, local = _scan_table(nq)
+    st, n, topic, rank, row, in_order, rs, re_ = sc.scan(read_bytes(rp), tab, nm, local, True)
+    if st == sc.RESCAN:
+        assert seed % 2
+        st, n, topic, rank, row, in_order, rs, re_ = sc.scan(read_bytes(rp), tab, nm, local, False)
+    ref = _scan_reference(text, qdocs)
+    if ref is None:
+        assert st == sc.FAIL
+        return
+    assert st == sc.OK and in_order == (seed % 2 == 0)
+    assert list(zip(topic[:n].tolist(), rank[:n].tolist(), row[:n].tolist())) == ref
+    nq.scan_table = None  # the table built from the docids gives the same rows
+    tab2 = _scan_table(nq)
+    st2, n2, _, _, row2, _, _, _ = sc.scan(read_bytes(rp), *tab2, False)
+    assert st2 == sc.OK and np.array_equal(row2[:n2], row[:n])

@@ -85,36 +85,31 @@ def _naturals(col: pa.Array, p, what: str) -> np.ndarray:
 
 
 def _qrels_fast(path, alpha, beta, depth) -> NdevalQrels | None:
-    """One Numba pass over the qrels (:func:`uefast.diversity._ndeval_scan.scan_qrels`), the
-    documents grouped by hash and sorted by bytes in Numba; None when the file needs the general
-    reader (odd lines, a duplicate, a hash collision), which also raises the errors."""
+    """One Numba pass over the qrels (:func:`uefast.diversity._ndeval_scan.scan_qrels`: fields,
+    document ids from a hash table), the documents sorted by (topic, bytes) with one lexsort over
+    their names' 64-bit words; None when the file needs the general reader (odd lines, a
+    duplicate), which also raises the errors. The document table is kept for the run scans."""
     from uefast.diversity import _ndeval_scan as sc
     from uefast.diversity.ndeval import ndeval_qrels_from_arrays
     from uefast.inputs import string_array
     from uefast.io._scan import _gather, read_bytes
 
     buf = read_bytes(path)
-    ok, n, topic, sub, ds, de, jd, hh = sc.scan_qrels(buf)
+    ok, n, topic, sub, jd, gid, G, dtop, dst, den, tab = sc.scan_qrels(buf)
     if not ok or n == 0:
         return None
-    topic, sub, ds, de, jd, hh = (a[:n] for a in (topic, sub, ds, de, jd, hh))
-    order = np.lexsort((hh, topic))
-    gs = sc.doc_groups(buf, topic, ds, de, hh, order)
-    if gs[0] < 0:
-        return None
-    gid = np.empty(n, np.int64)
-    gid[order] = gs
-    rep = order[np.r_[True, gs[1:] != gs[:-1]]]  # one line per document
-    dorder = sc.sort_docs(buf, topic, ds, de, rep)
-    G = dorder.size
+    topic, sub, jd, gid = (a[:n] for a in (topic, sub, jd, gid))
+    dtop, dst, den = (a[:G] for a in (dtop, dst, den))
+    words = sc.name_words(buf, dst, den)
+    dorder = np.lexsort((den - dst, *words[::-1], dtop))  # topic, then the docno's bytes
     rank_of = np.empty(G, np.int64)
-    rank_of[gid[dorder]] = np.arange(G)
+    rank_of[dorder] = np.arange(G)
     row = rank_of[gid]
     S = int(sub.max()) + 1
     key = np.sort(row * S + sub)
     if (key[1:] == key[:-1]).any():
         return None  # a (topic, subtopic, docno) twice: the general reader names the lines
-    utop, tstart = np.unique(topic[dorder], return_index=True)
+    utop, tstart = np.unique(dtop[dorder], return_index=True)
     T = utop.size
     roff = np.r_[tstart, G].astype(np.int64)
     tix = np.searchsorted(utop, topic)
@@ -130,11 +125,13 @@ def _qrels_fast(path, alpha, beta, depth) -> NdevalQrels | None:
     c = col_act[np.searchsorted(act, pair[rel])]
     J[row[rel], c] = 1
     np.add.at(nrel, (tix[rel], c), 1)
-    data, offs = _gather(buf, ds[dorder], de[dorder])
+    data, offs = _gather(buf, dst[dorder], den[dorder])
     names = string_array(offs, data).to_numpy(zero_copy_only=False)
     docids = [names[roff[i]:roff[i + 1]] for i in range(T)]
-    return ndeval_qrels_from_arrays([str(int(x)) for x in utop], docids, J, roff, m, nrel,
-                                    alpha, beta, depth)
+    nq = ndeval_qrels_from_arrays([str(int(x)) for x in utop], docids, J, roff, m, nrel,
+                                  alpha, beta, depth)
+    nq.scan_table = (tab, buf, rank_of - roff[np.searchsorted(utop, dtop)])
+    return nq
 
 
 def read_ndeval_qrels(path, alpha: float = 0.5, beta: float = 0.5, depth: int = DEPTH,
@@ -179,6 +176,9 @@ class NdevalRun:
 
 
 def _scan_table(nq: NdevalQrels):
+    """The qrels' document table for the run scans: (table, the bytes its names point into,
+    topic-local row of each document); built here from the docids when the general reader read
+    the qrels."""
     if getattr(nq, "scan_table", None) is None:
         from uefast.diversity._ndeval_scan import build_table
 
@@ -187,43 +187,43 @@ def _scan_table(nq: NdevalQrels):
         arr = pa.array(np.concatenate(nq.docids) if nq.docids else np.zeros(0, object), pa.string())
         off, data = str_buffers(arr)
         off = np.asarray(off, np.int64)
-        starts, ends = off[:-1], off[1:]
         data = np.asarray(data, np.uint8)
         topics = np.repeat(np.array([int(q) for q in nq.qids], np.int64), np.diff(nq.roff))
-        nq.scan_table = (build_table(data, starts, ends, topics), data, starts, ends, topics)
+        local = np.arange(off.size - 1) - np.repeat(nq.roff[:-1], np.diff(nq.roff))
+        nq.scan_table = (build_table(data, off[:-1], off[1:], topics), data, local)
     return nq.scan_table
 
 
 def _read_fast(path, depth_m: int, nq: NdevalQrels) -> NdevalRun | None:
     """The one-pass scan (:mod:`uefast.diversity._ndeval_scan`); None when the file needs the
     general reader (which then also raises the errors)."""
-    from uefast.diversity._ndeval_scan import scan
+    from uefast.diversity import _ndeval_scan as sc
     from uefast.io._scan import read_bytes
 
     buf = read_bytes(path)
-    tab, data, starts, ends, qtop = _scan_table(nq)
-    ok, n, topic, rank, dh, ds, de, grow, rs, re_ = scan(buf, tab, data, starts, ends, qtop)
-    if not ok or n == 0:
+    tab, names, local = _scan_table(nq)
+    st, n, topic, rank, grow, in_order, rs, re_ = sc.scan(buf, tab, names, local, True)
+    if st == sc.RESCAN:  # a topic's lines are not contiguous: one duplicate table for the file
+        st, n, topic, rank, grow, in_order, rs, re_ = sc.scan(buf, tab, names, local, False)
+    if st != sc.OK or n == 0:
         return None
-    topic, rank, dh, ds, de, grow = (a[:n] for a in (topic, rank, dh, ds, de, grow))
-    if ((topic[1:] > topic[:-1]) | ((topic[1:] == topic[:-1]) & (rank[1:] > rank[:-1]))).all():
-        order = np.arange(n)  # already in (topic, rank) order, as run files usually are
+    topic, rank, grow = (a[:n] for a in (topic, rank, grow))
+    if in_order:  # already in (topic, rank) order, as run files usually are
+        ts, rows = topic, grow
     else:
         order = np.lexsort((rank, topic))
-    ts, rks = topic[order], rank[order]
-    if ((ts[1:] == ts[:-1]) & (rks[1:] == rks[:-1])).any():
-        return None  # duplicate rank: the general reader raises it
+        ts, rks = topic[order], rank[order]
+        if ((ts[1:] == ts[:-1]) & (rks[1:] == rks[:-1])).any():
+            return None  # duplicate rank: the general reader raises it
+        rows = grow[order]
     start = np.r_[True, ts[1:] != ts[:-1]]
     first = np.flatnonzero(start)
     if depth_m > 0:
         depth = np.arange(n) - first[np.cumsum(start) - 1] + 1
-        order = order[depth <= depth_m]
-        ts = topic[order]
+        keep = depth <= depth_m
+        ts, rows = ts[keep], rows[keep]
         start = np.r_[True, ts[1:] != ts[:-1]]
         first = np.flatnonzero(start)
-    g = grow[order]
-    tix = np.searchsorted(nq.roff, g, side="right") - 1
-    rows = np.where(g >= 0, g - nq.roff[np.maximum(tix, 0)], -1)
     runid = bytes(buf[rs:re_]).decode("utf-8", errors="replace")
     return NdevalRun(runid, ts[first], np.r_[first, ts.size].astype(np.int64), None, rows)
 
