@@ -224,9 +224,21 @@ class NdevalQrels:
     inrbp: np.ndarray
     join_index: tuple | None = None
     scan_table: tuple | None = None
+    topic_numbers: tuple | None = None
 
     def index(self) -> dict:
         return {q: i for i, q in enumerate(self.qids)}
+
+    def topic_index(self, topics: np.ndarray) -> np.ndarray:
+        """Index of each topic number in ``qids`` (-1 when absent); the sorted numbers are kept."""
+        if self.topic_numbers is None:
+            num = np.array([int(q) for q in self.qids], np.int64)
+            order = np.argsort(num, kind="stable")
+            self.topic_numbers = (num[order], order)
+        num, order = self.topic_numbers
+        pos = np.minimum(np.searchsorted(num, topics), max(num.size - 1, 0))
+        hit = num[pos] == topics if num.size else np.zeros(topics.size, bool)
+        return np.where(hit, order[pos] if num.size else -1, -1).astype(np.int64)
 
 
 def build_ndeval_qrels(topics, alpha: float = 0.5, beta: float = 0.5, depth: int = DEPTH,

@@ -308,8 +308,7 @@ def read_ndeval_run(path, traditional: bool = False, depth_m: int = 0,
 def evaluate_ndeval_run(nq: NdevalQrels, run: NdevalRun) -> tuple[np.ndarray, np.ndarray]:
     """ndeval's values of the run's topics that the qrels have: (mask over run topics,
     values (S, 6*depth+3) of those topics)."""
-    idx = nq.index()
-    tix = np.array([idx.get(str(int(t)), -1) for t in run.topics], np.int64)
+    tix = nq.topic_index(np.asarray(run.topics, np.int64))
     seg_t = np.repeat(tix, np.diff(run.soff))
     rows = run.rows if run.rows is not None else join_rows(nq, seg_t, run.docids)
     have = tix >= 0
@@ -328,6 +327,30 @@ def format_value(x: float) -> str:
 
 def _risk(r: float, b: float, a: float) -> float:
     return r - b if r >= b else (a + 1) * (r - b)
+
+
+def _format_rows(prefixes, vals: np.ndarray) -> list:
+    """``prefix + ",".join(format_value(v) for v in row)`` per row: one %-format per row, value
+    by value only in rows holding a NaN (C prints its sign)."""
+    fmt = ",".join(["%.6f"] * vals.shape[1])
+    nan = np.isnan(vals).any(axis=1)
+    return [p + (",".join(format_value(v) for v in row) if bad else fmt % tuple(row))
+            for p, row, bad in zip(prefixes, vals.tolist(), nan.tolist())]
+
+
+def _text_no_baseline(lines, runstring, topics, rv, risk_alpha, actual) -> str:
+    """ndeval's text without ``-baseline``: each value r printed as its risk difference against
+    0 (r - 0, or (1 + a)(r - 0) when r < 0, the same IEEE operations as :func:`_risk`), the
+    amean the sum over the printed topics in their order divided by ``actual``."""
+    with np.errstate(all="ignore"):
+        vals = np.where(rv >= 0.0, rv - 0.0, (risk_alpha + 1) * (rv - 0.0))
+        tot = np.zeros(rv.shape[1])
+        for row in vals:  # sequential sum, as ndeval adds topic after topic
+            tot = tot + row
+        means = tot / np.float64(actual)
+    lines += _format_rows([f"{runstring},{int(t)}," for t in topics.tolist()], vals)
+    lines += _format_rows([f"{runstring},amean,"], means[None, :])
+    return "\n".join(lines) + "\n"
 
 
 def ndeval_text(qrels_path, run_path, *, alpha: float = 0.5, beta: float = 0.5,
@@ -357,6 +380,9 @@ def ndeval_text(qrels_path, run_path, *, alpha: float = 0.5, beta: float = 0.5,
         bt = brun.topics
         runstring = f"{run.runid} (rel to. {brun.runid}; rs=1+a; a={risk_alpha_str})"
     zero_baseline = baseline is None or bt.size == 0
+    if baseline is None:
+        return _text_no_baseline(lines, runstring, run.topics, rv, risk_alpha,
+                                 len(nq.qids) if complete else actual)
     totals = [0.0] * len(cols)
     i = j = 0
     num = 0
