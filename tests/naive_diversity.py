@@ -290,3 +290,22 @@ def ct(G, w, ranking, p, k):
                 filled[t] += Fraction(gr, gmax[t])
         tot += g / i
     return tot
+
+
+def cube_test(G, w, ranking, p, k):
+    """The original Cube Test (Luo et al. CIKM 2013), water filled document by document: each
+    relevant document adds gamma^(earlier relevant documents of the subtopic) * g/gmax to the
+    subtopic's column, capped at max_height; CT = sum_t w_t column_t / (documents examined)."""
+    m = len(w)
+    gmax = [max([G[d][t] for d in range(len(G))] + [0]) or 1 for t in range(m)]
+    H = p["max_height"]
+    seen = [0] * m
+    col = [0.0] * m
+    docs = ranking[:k]
+    for d in docs:
+        for t in range(m):
+            gr = G[d][t] if d >= 0 else 0
+            if gr > 0:
+                col[t] += min(p["gamma"] ** seen[t] * gr / gmax[t], H - col[t]) if col[t] < H else 0.0
+                seen[t] += 1
+    return sum(w[t] * col[t] for t in range(m)) / len(docs) if docs else 0.0

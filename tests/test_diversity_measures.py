@@ -40,6 +40,7 @@ CASES = {
     "D#-nDCG": ["D#-nDCG@2", "D#-nDCG(gamma=0.3)@5"],
     "EU": ["EU", "EU(alpha=0.2,e=0.0,gmax=topic)"],
     "CT": ["CT@3", "CT(alpha=0.3,h=2.0)@5", "CT(h=0.5)@10"],
+    "CubeTest": ["CubeTest@3", "CubeTest(gamma=0.8,max_height=0.7)@5", "CT-orig(gamma=1.0,max_height=2.5)@10"],
 }
 
 

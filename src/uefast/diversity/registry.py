@@ -105,7 +105,7 @@ def _load() -> None:
     if not _FAMILIES:
         import importlib
 
-        for mod in ("families_ndeval", "families_ia", "families_utility"):
+        for mod in ("families_ndeval", "families_ia", "families_utility", "families_cube"):
             importlib.import_module(f"uefast.diversity.{mod}")
 
 
