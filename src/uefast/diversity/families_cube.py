@@ -46,7 +46,7 @@ from uefast.diversity.registry import Family, register
 
 __all__ = ["cube_gain", "cube_reb", "CubeReb"]
 
-NODE_BUDGET = 200_000
+NODE_BUDGET = 50_000
 MC_SAMPLES = 20_000
 
 
@@ -106,15 +106,19 @@ def _f_levels(levels: np.ndarray, counts: np.ndarray, J: int, gamma: float, H: f
               budget: int):
     """f(M) = E[min(H, sum_{q<M} gamma^q r_{π(q)})] for M = 0..J, π a uniform order of the
     values (``counts[l]`` copies of ``levels[l]``): depth-first over the sequences of levels,
-    each branch weighted by its probability, cut once the column is full. None past ``budget``
+    each branch weighted by its probability. A branch ends where its outcome no longer depends on
+    the order: the column is full (min = H from there on), or it cannot fill any more (partial
+    sum + the largest level left x sum of the remaining discounts <= H: min = the sum, whose
+    mean is the partial sum + mean of the values left x the discounts). None past ``budget``
     tree nodes."""
     f = np.zeros(J + 1)
     left = counts.astype(np.int64).copy()
+    vals = levels.astype(np.float64)
     total = int(counts.sum())
     nodes = 0
-    gq = gamma ** np.arange(J + 1)
+    geo = np.r_[0.0, np.cumsum(gamma ** np.arange(J))]  # sum_{q<M} gamma^q
 
-    def walk(q, s, p):
+    def walk(q, s, p, mass):
         nonlocal nodes
         nodes += 1
         if nodes > budget:
@@ -122,21 +126,23 @@ def _f_levels(levels: np.ndarray, counts: np.ndarray, J: int, gamma: float, H: f
         if s >= H:
             f[q:] += p * H
             return True
-        f[q] += p * s
-        if q == J:
-            return True
         rest = total - q
-        for lv in range(levels.size):
+        if q == J or s + vals[left > 0].max() * (geo[J] - geo[q]) <= H:
+            # linear from here: E[sum of the next M - q values] = mean left x discounts
+            f[q:] += p * (s + (mass / rest if rest else 0.0) * (geo[q:] - geo[q]))
+            return True
+        f[q] += p * s
+        for lv in range(vals.size):
             if left[lv]:
                 pr = p * left[lv] / rest
                 left[lv] -= 1
-                ok = walk(q + 1, s + gq[q] * levels[lv], pr)
+                ok = walk(q + 1, s + (geo[q + 1] - geo[q]) * vals[lv], pr, mass - vals[lv])
                 left[lv] += 1
                 if not ok:
                     return False
         return True
 
-    return f if walk(0, 0.0, 1.0) else None
+    return f if walk(0, 0.0, 1.0, float(vals @ counts)) else None
 
 
 @dataclass(frozen=True)
