@@ -339,3 +339,40 @@ def test_run_scan_tables(tmp_path, seed):
     tab2 = _scan_table(nq)
     st2, n2, _, _, row2, _, _, _ = sc.scan(read_bytes(rp), *tab2, False)
     assert st2 == sc.OK and np.array_equal(row2[:n2], row[:n])
+
+
+@pytest.mark.parametrize("variant", ["crlf", "control", "utf8", "comments", "tabs"])
+def test_fast_run_reader_odd_bytes(tmp_path, variant):
+    """Files the word-at-a-time field scanner does not take as plain (a control byte in a docno:
+    byte-by-byte fields; non-ASCII: the general reader) or that it must skip (blank and '#'
+    lines, CRLF, tabs): the one-pass reader gives the general reader's result."""
+    qp, rp, _, _ = _random_case(np.random.default_rng(300), tmp_path, 0)
+    text = rp.read_text()
+    qtext = qp.read_text()
+    if variant == "crlf":
+        text = text.replace("\n", "\r\n")
+    elif variant == "control":
+        text = text.replace("d0", "d\x070")
+        qtext = qtext.replace("d0", "d\x070")
+    elif variant == "utf8":
+        text = text.replace("d1", "d\u00e91")
+        qtext = qtext.replace("d1", "d\u00e91")
+    elif variant == "comments":
+        text = "# a comment\n\n" + text.replace("\n", "\n   \n", 3)
+    else:
+        text = text.replace(" ", "\t")
+    rp.write_text(text)
+    qp.write_text(qtext)
+    from uefast.io._scan import read_bytes
+    from uefast.io._words import _plain
+
+    assert _plain(read_bytes(rp)) == (variant not in ("control", "utf8"))
+    from uefast.diversity.ndeval_text import _read_fast
+
+    nq = read_ndeval_qrels(qp)
+    _same_qrels(nq, read_ndeval_qrels(qp, fast=False))
+    assert (_read_fast(rp, 0, nq) is None) == (variant == "utf8")  # the scan takes the others
+    a = evaluate_ndeval_run(nq, read_ndeval_run(rp, nq=nq))
+    b = evaluate_ndeval_run(nq, read_ndeval_run(rp))
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1], equal_nan=True)
+    assert a[1].size and np.nansum(a[1]) > 0
