@@ -100,12 +100,18 @@ def family(name: str) -> Family:
     return _FAMILIES[_ALIASES[name]]
 
 
+_MODULES = ("families_ndeval", "families_ia", "families_utility", "families_cube")
+
+
 def _load() -> None:
-    """Import the family modules (each registers its families) on first use."""
-    if not _FAMILIES:
+    """Import the family modules (each registers its families) on first use; a module imported
+    directly before (which registered its own families) does not stop the others loading."""
+    import sys
+
+    if not all(f"uefast.diversity.{mod}" in sys.modules for mod in _MODULES):
         import importlib
 
-        for mod in ("families_ndeval", "families_ia", "families_utility", "families_cube"):
+        for mod in _MODULES:
             importlib.import_module(f"uefast.diversity.{mod}")
 
 
