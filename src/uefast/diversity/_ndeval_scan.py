@@ -311,30 +311,35 @@ def scan_qrels(buf):
     G = 0
     n = 0
     i = 0
+    ok = True
     while i < n_buf:
         s0, e0 = _field(buf, i, n_buf, plain)
         if e0 < 0:
-            return False, 0, topic, sub, jd, gid, G, dtop, dst, den, (st[:0], ky[:0], ss[:0], ll[:0], vv[:0], tt[:0])
+            ok = False
+            break
         if s0 == e0:
             i = s0 + 1
             continue
         if buf[s0] == 35:
             i = _eol(buf, e0, n_buf)
             if i < 0:
-                return False, 0, topic, sub, jd, gid, G, dtop, dst, den, (st[:0], ky[:0], ss[:0], ll[:0], vv[:0], tt[:0])
+                ok = False
+                break
             continue
         s1, e1 = _field(buf, e0, n_buf, plain)
         s2, e2 = _field(buf, e1, n_buf, plain)
         s3, e3 = _field(buf, e2, n_buf, plain)
         s4, e4 = _field(buf, e3, n_buf, plain)
         if min(e1, e2, e3, e4) < 0 or s4 != e4 or s3 == e3 or s2 == e2 or s1 == e1:
-            return False, 0, topic, sub, jd, gid, G, dtop, dst, den, (st[:0], ky[:0], ss[:0], ll[:0], vv[:0], tt[:0])
+            ok = False
+            break
         i = s4 + 1
         t = _natural(buf, s0, e0)
         sb = _natural(buf, s1, e1)
         j = _natural(buf, s3, e3)
         if t < 0 or sb < 0 or j < 0:
-            return False, 0, topic, sub, jd, gid, G, dtop, dst, den, (st[:0], ky[:0], ss[:0], ll[:0], vv[:0], tt[:0])
+            ok = False
+            break
         L = e2 - s2
         key = doc_hash(buf, s2, e2, t)
         if 2 * (G + 1) > size:
@@ -356,7 +361,9 @@ def scan_qrels(buf):
         jd[n] = 1 if j > 1 else j
         gid[n] = g
         n += 1
-    return (True, n, topic, sub, jd, gid, G, dtop, dst, den,
+    if not ok:
+        n = G = size = 0
+    return (ok, n, topic, sub, jd, gid, G, dtop, dst, den,
             (st[:size], ky[:size], ss[:size], ll[:size], vv[:size], tt[:size]))
 
 
