@@ -23,16 +23,19 @@ import pyarrow as pa
 from uefast.distributed._adapter import (PartSpec, check_options, evaluate_part, part_spec)
 from uefast.distributed._reduce import (aggregate_partial, compare_plan, finish_aggregate,
                                         merge_partials, run_compare)
-from uefast.errors import InputError
+from uefast.errors import InputError, MissingDependencyError
 
 __all__ = ["evaluate", "aggregate", "compare", "swap_rate"]
 
 
 def _sql():
+    """``pyspark.sql``, or :class:`~uefast.errors.MissingDependencyError` (one line naming the
+    ``spark`` extra) where pyspark cannot be imported."""
     try:
         import pyspark.sql as sql
     except ImportError:
-        raise ImportError('uefast.spark needs pyspark: pip install "uefast[spark]"') from None
+        raise MissingDependencyError('uefast.spark needs pyspark, which could not be imported: '
+                                     'pip install "uefast[spark]"') from None
     return sql
 
 
@@ -107,17 +110,40 @@ def evaluate(sdf, qrels: Any = None, measures=("nDCG@10", "AP"), *, clustered: b
         sdf = sdf.repartition(n, qid).sortWithinPartitions(*keys)
     out_schema = from_arrow_schema(spec.schema)
     bs = int(batch_size)
-    return sdf.mapInArrow(lambda it: _evaluate_batches(it, spec, bs), out_schema)
+    out = sdf.mapInArrow(lambda it: _evaluate_batches(it, spec, bs), out_schema)
+    # for aggregate(): the plan's input and settings (Spark rows keep no Arrow metadata)
+    setattr(out, _SOURCE, (sdf, spec, bs))
+    return out
+
+
+#: The attribute of :func:`evaluate`'s DataFrame naming its input, :class:`PartSpec` and batch
+#: size; a DataFrame derived from it (``filter``, ``select``, ...) is a new object without it.
+_SOURCE = "_uefast_evaluated"
+
+
+def _aggregate_batches(batches, spec: PartSpec, batch_size: int):
+    """:func:`aggregate`'s task over :func:`evaluate`'s input: each chunk of whole queries is
+    evaluated (:func:`evaluate_part`: the engine's values *and* metadata) and reduced to its
+    partial, merged over the task."""
+    from uefast.streaming import iter_query_chunks
+
+    acc: dict = {}
+    for chunk in iter_query_chunks(batches, spec.qid, batch_size):
+        acc = merge_partials(acc, aggregate_partial(evaluate_part(chunk, spec)))
+    return acc
 
 
 def _reduce_with(sdf, whole_part: bool):
     """``reduce(fn)`` for :func:`run_compare`: ``fn`` on each partition (its batches as one
-    table when ``whole_part``, else batch by batch merged), partials pickled into one binary
-    row per task and merged with ``treeReduce`` on the executors."""
-    def reduce(fn, merge=merge_partials):
+    table when ``whole_part``, else batch by batch merged; ``stream(batches)`` instead, when
+    given, makes the task's partial), partials pickled into one binary row per task and merged
+    with ``treeReduce`` on the executors."""
+    def reduce(fn, merge=merge_partials, stream=None):
         def task(batches):
             acc: dict = {}
-            if whole_part:
+            if stream is not None:
+                acc = stream(batches)
+            elif whole_part:
                 bl = list(batches)
                 if bl:
                     acc = fn(pa.Table.from_batches(bl))
@@ -137,9 +163,27 @@ def _reduce_with(sdf, whole_part: bool):
 
 def aggregate(per_query) -> pa.Table:
     """Means per (system, measure) of a per-query Spark DataFrame, from exact mergeable sums;
-    equal to :func:`uefast.distributed.aggregate` on the collected rows (any partitioning)."""
+    equal to :func:`uefast.distributed.aggregate` on the collected rows (any partitioning).
+
+    Metadata: when ``per_query`` is :func:`evaluate`'s DataFrame itself (or ``.cache()`` of it,
+    the same object), the table carries the metadata of :func:`uefast.evaluate` on the whole
+    input (``uefast.version``, ``uefast.settings``, ``uefast.info`` with the row counters summed
+    over the engine calls and ``distributed: {partitions}`` = the number of engine calls,
+    ``uefast.dropped``), as :func:`uefast.dask.aggregate`'s does. Spark rows keep no Arrow
+    metadata, so the reduction then runs over :func:`evaluate`'s *input*: each task evaluates its
+    chunks and reduces each result with its engine metadata in one pass (as
+    ``uefast.streaming.evaluate_stream(..., aggregate=True)``); the per-query values are those
+    of ``per_query``'s rows, bit for bit. A task's partial is its result row, so a retried task
+    counts once (an accumulator would count it twice). Any other frame (``filter``, ``select``,
+    a union, rows from elsewhere): the means, with no metadata.
+    """
     _sql()
-    return finish_aggregate(_reduce_with(per_query, False)(aggregate_partial))
+    src = getattr(per_query, _SOURCE, None)
+    if src is None:
+        return finish_aggregate(_reduce_with(per_query, False)(aggregate_partial))
+    sdf, spec, bs = src
+    return finish_aggregate(_reduce_with(sdf, False)(
+        aggregate_partial, stream=lambda it: _aggregate_batches(it, spec, bs)))
 
 
 def compare(per_query, method: str = "randomization", *, clustered: bool = False,
