@@ -224,6 +224,25 @@ def test_aggregate_carries_the_table_metadata(k, clustered):
             assert json_.loads(ref[b"uefast.dropped"])
 
 
+def test_rank_tests_and_tukey_identical_for_any_partitioning():
+    """Sign, Wilcoxon (exactly uefast.stats.paired_test's, tests/test_distributed_ranktests.py)
+    and the randomised Tukey HSD: uefast.dask == uefast.distributed for 1/4/16 partitions,
+    shuffled and clustered."""
+    t = letor_run(n_queries=50, systems=("a", "b", "c"))
+    per_query = uefast.evaluate(t, None, ["P@5", "AP"])
+    refs = {m: udist.compare(per_query, m, **kw) for m, kw in
+            (("sign", {"epsilon": 0.1}), ("wilcoxon", {}))}
+    tukey = udist.tukey_hsd(per_query, n_resamples=200, seed=5)
+    for k in (1, 4, 16):
+        pq_ddf = ud.evaluate(dd.from_pandas(t.to_pandas(), npartitions=k), None, ["P@5", "AP"])
+        assert ud.compare(pq_ddf, "sign", epsilon=0.1).equals(refs["sign"]), k
+        assert ud.compare(pq_ddf, "wilcoxon", clustered=True).equals(refs["wilcoxon"]), k
+        assert ud.tukey_hsd(pq_ddf, clustered=True, n_resamples=200, seed=5).equals(tukey), k
+        split = dd.from_pandas(per_query.to_pandas(), npartitions=k)  # queries split: shuffle
+        assert ud.tukey_hsd(split, n_resamples=200, seed=5).equals(tukey), k
+        assert ud.compare(split, "wilcoxon").equals(refs["wilcoxon"]), k
+
+
 def test_aggregate_metadata_where_it_cannot_be_carried():
     """An in-memory table keeps its own metadata (as uefast.aggregate); a Dask frame whose
     partitions lost their attrs gives no metadata rather than a partial count."""

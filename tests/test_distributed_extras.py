@@ -10,7 +10,7 @@ import pytest
 
 from uefast.errors import MissingDependencyError
 
-CALLS = ["evaluate", "aggregate", "compare", "swap_rate"]
+CALLS = ["evaluate", "aggregate", "compare", "tukey_hsd", "swap_rate"]
 
 
 def _hide(monkeypatch, *modules: str) -> None:

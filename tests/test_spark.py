@@ -124,6 +124,20 @@ def test_statistics_identical_for_any_partitioning(spark):
     assert us.aggregate(pq_sdf.repartition(16)).equals(agg)
 
 
+def test_rank_tests_and_tukey_identical_for_any_partitioning(spark):
+    """Sign, Wilcoxon and randomised Tukey HSD: uefast.spark == uefast.distributed for 1/4/16
+    partitions."""
+    t = letor_run(n_queries=50, systems=("a", "b", "c"))
+    per_query = uefast.evaluate(t, None, ["P@5", "AP"])
+    refs = {m: udist.compare(per_query, m) for m in ("sign", "wilcoxon")}
+    tukey = udist.tukey_hsd(per_query, n_resamples=200, seed=5)
+    pq_sdf = spark.createDataFrame(per_query.to_pandas())
+    for k in (1, 4, 16):
+        for m, ref in refs.items():
+            assert us.compare(pq_sdf, m, npartitions=k).equals(ref), (m, k)
+        assert us.tukey_hsd(pq_sdf, n_resamples=200, seed=5, npartitions=k).equals(tukey), k
+
+
 def test_swap_rate_identical_for_any_partitioning(spark):
     from test_distributed_swap import _same
 

@@ -26,7 +26,7 @@ from uefast.distributed._adapter import (PartSpec, check_disjoint, check_options
 from uefast.distributed._reduce import (aggregate_partial, compare_plan,
                                         finish_aggregate, merge_partials, run_compare)
 
-__all__ = ["evaluate", "aggregate", "compare", "swap_rate"]
+__all__ = ["evaluate", "aggregate", "compare", "tukey_hsd", "swap_rate"]
 
 
 def _dd():
@@ -244,7 +244,7 @@ def aggregate(per_query) -> pa.Table:
 def compare(per_query, method: str = "randomization", *, clustered: bool = False,
             measure=None, column: str = "value", systems=None, baseline: str | None = None,
             alternative: str = "two-sided", n_resamples: int | None = None,
-            seed: int = 0) -> pa.Table:
+            seed: int = 0, epsilon: float = 0.0, exact: bool | None = None) -> pa.Table:
     """Paired tests between the systems of a per-query Dask DataFrame, reduced on the cluster;
     the settings and result of :func:`uefast.distributed.compare` (identical p-values for every
     partitioning). The frame is shuffled on qid first unless ``clustered=True`` (every query's
@@ -253,12 +253,30 @@ def compare(per_query, method: str = "randomization", *, clustered: bool = False
     _dd()
     plan = compare_plan(method, measure=measure, column=column, systems=systems,
                         baseline=baseline, alternative=alternative, n_resamples=n_resamples,
-                        seed=seed)
+                        seed=seed, epsilon=epsilon, exact=exact)
     if not clustered:
         per_query = per_query.shuffle(on="qid")
     per_query = per_query.persist()
     return run_compare(_reduce_with(per_query.to_delayed()), plan)
 
+
+
+def tukey_hsd(per_query, *, clustered: bool = False, measure=None, column: str = "value",
+              systems=None, n_resamples: int | None = None, seed: int = 0) -> pa.Table:
+    """Carterette's randomised Tukey HSD test of a per-query Dask DataFrame, reduced on the
+    cluster from exact per-resample column sums (permutations keyed by ``(seed, qid,
+    resample)``): bit for bit :func:`uefast.distributed.tukey_hsd` on the collected table, for
+    every partitioning. Shuffled on qid first unless ``clustered=True``; persisted for the two
+    passes (the systems of each measure, then the sums)."""
+    from uefast.distributed._tukey import run_tukey, tukey_plan
+
+    _dd()
+    plan = tukey_plan(measure=measure, column=column, systems=systems, n_resamples=n_resamples,
+                      seed=seed)
+    if not clustered:
+        per_query = per_query.shuffle(on="qid")
+    per_query = per_query.persist()
+    return run_tukey(_reduce_with(per_query.to_delayed()), plan)
 
 
 def swap_rate(per_query, *, clustered: bool = False, method: str = "voorhees-buckley",

@@ -25,7 +25,7 @@ from uefast.distributed._reduce import (aggregate_partial, compare_plan, finish_
                                         merge_partials, run_compare)
 from uefast.errors import InputError, MissingDependencyError
 
-__all__ = ["evaluate", "aggregate", "compare", "swap_rate"]
+__all__ = ["evaluate", "aggregate", "compare", "tukey_hsd", "swap_rate"]
 
 
 def _sql():
@@ -189,7 +189,8 @@ def aggregate(per_query) -> pa.Table:
 def compare(per_query, method: str = "randomization", *, clustered: bool = False,
             measure=None, column: str = "value", systems=None, baseline: str | None = None,
             alternative: str = "two-sided", n_resamples: int | None = None,
-            seed: int = 0, npartitions: int | None = None) -> pa.Table:
+            seed: int = 0, npartitions: int | None = None, epsilon: float = 0.0,
+            exact: bool | None = None) -> pa.Table:
     """Paired tests between the systems of a per-query Spark DataFrame (settings and result of
     :func:`uefast.distributed.compare`, identical p-values for any partitioning). Repartitioned
     on qid first (into ``npartitions``, default the current count) unless ``clustered=True``
@@ -198,13 +199,36 @@ def compare(per_query, method: str = "randomization", *, clustered: bool = False
     _sql()
     plan = compare_plan(method, measure=measure, column=column, systems=systems,
                         baseline=baseline, alternative=alternative, n_resamples=n_resamples,
-                        seed=seed)
+                        seed=seed, epsilon=epsilon, exact=exact)
     if not clustered:
         n = npartitions or per_query.rdd.getNumPartitions()
         per_query = per_query.repartition(n, "qid")
     per_query = per_query.cache()
     try:
         return run_compare(_reduce_with(per_query, True), plan)
+    finally:
+        per_query.unpersist()
+
+
+def tukey_hsd(per_query, *, clustered: bool = False, npartitions: int | None = None,
+              measure=None, column: str = "value", systems=None,
+              n_resamples: int | None = None, seed: int = 0) -> pa.Table:
+    """Carterette's randomised Tukey HSD test of a per-query Spark DataFrame from exact
+    per-resample column sums merged with ``treeReduce`` (permutations keyed by ``(seed, qid,
+    resample)``): bit for bit :func:`uefast.distributed.tukey_hsd` on the collected rows, for
+    every partitioning. Repartitioned on qid first (into ``npartitions``, default the current
+    count) unless ``clustered=True``; cached for the two passes."""
+    from uefast.distributed._tukey import run_tukey, tukey_plan
+
+    _sql()
+    plan = tukey_plan(measure=measure, column=column, systems=systems, n_resamples=n_resamples,
+                      seed=seed)
+    if not clustered:
+        n = npartitions or per_query.rdd.getNumPartitions()
+        per_query = per_query.repartition(n, "qid")
+    per_query = per_query.cache()
+    try:
+        return run_tukey(_reduce_with(per_query, True), plan)
     finally:
         per_query.unpersist()
 
