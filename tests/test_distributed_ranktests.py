@@ -215,3 +215,27 @@ def test_keyed_permutations_are_uniform():
     keyed_permutation(np.uint64(12345), 5, a)
     keyed_permutation(np.uint64(12345), 5, b)
     assert (a == b).all() and sorted(a) == list(range(5))
+
+
+def test_sign_and_wilcoxon_against_scipy(per_query):
+    """An oracle outside uefast (both paths share uefast.stats' finishing functions): scipy's
+    binomial test for the sign test; scipy's Wilcoxon (zeros dropped, average ranks, normal
+    approximation with tie correction, no continuity correction) where uefast uses the normal
+    approximation (ties present)."""
+    from scipy import stats as sst
+
+    for alt in ("two-sided", "greater", "less"):
+        for row in compare(per_query, "sign", alternative=alt).to_pylist():
+            x, y = _pair(per_query, row)
+            n_pos, n_neg = int((x > y).sum()), int((x < y).sum())
+            assert row["statistic"] == n_pos
+            if n_pos + n_neg:
+                ref = sst.binomtest(n_pos, n_pos + n_neg, 0.5, alternative=alt).pvalue
+                assert math.isclose(row["pvalue"], min(1.0, ref), rel_tol=1e-9), row
+        for row in compare(per_query, "wilcoxon", alternative=alt).to_pylist():
+            x, y = _pair(per_query, row)
+            if (x != y).sum() < 2:
+                continue
+            ref = sst.wilcoxon(x, y, zero_method="wilcox", correction=False,
+                               alternative=alt, method="approx")
+            assert math.isclose(row["pvalue"], ref.pvalue, rel_tol=1e-9, abs_tol=1e-15), row

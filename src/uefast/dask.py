@@ -154,7 +154,8 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
         Partitions after the shuffle (default: as many as the input).
     partition_rows
         Parquet path: consecutive row groups of one file are read as one partition of at most
-        this many rows (at least one row group; default :data:`PARTITION_ROWS`, 2**21). Memory per task grows with it.
+        this many rows (at least one row group; default :data:`PARTITION_ROWS`, 2**21).
+        Memory per task grows with it.
     **options
         ``uefast.evaluate``'s keywords, passed through (``queries="qrels"`` and
         ``backend="cuda"`` are refused; ERR's default lmax is the global maximum label).

@@ -22,7 +22,8 @@ import pyarrow as pa
 from uefast.distributed._reduce import (AGG_COLUMNS, COMPARE_SCHEMA, METHODS, aggregate_partial,
                                         compare_plan, finish_aggregate, run_compare)
 
-__all__ = ["aggregate", "compare", "tukey_hsd", "swap_rate", "METHODS", "AGG_COLUMNS", "COMPARE_SCHEMA"]
+__all__ = ["aggregate", "compare", "tukey_hsd", "swap_rate", "METHODS", "AGG_COLUMNS",
+           "COMPARE_SCHEMA"]
 
 
 def aggregate(table: Any) -> pa.Table:
@@ -55,10 +56,19 @@ def compare(table: Any, method: str = "randomization", *, measure=None, column: 
     agrees to rounding, the bootstrap differs by the Poisson-vs-multinomial weights
     (``docs/distributed.md``).
 
+    ``"sign"`` (Dixon & Mood 1946; ``epsilon``: differences within it are ties, with
+    :func:`uefast.stats.paired_test`'s tolerance) and ``"wilcoxon"`` (Wilcoxon 1945; zeros
+    dropped, average ranks, ``exact`` as in :func:`uefast.stats.paired_test`) are deterministic
+    and give :func:`uefast.stats.paired_test`'s statistic and p-value exactly: the sign test from
+    merged counts ``n+``, ``n-``; Wilcoxon from merged exact histograms of the nonzero ``|z|``
+    (value -> counts of ``+v`` and ``-v``), from which the average ranks, ``W+``, ``W-`` and the
+    tie groups follow without a global sort (:mod:`uefast.distributed._ranks`).
+
     Returns one row per (measure, system_a, system_b), sorted, ``z = x_a - x_b`` (with
     ``baseline``: system_b is the baseline); columns ``measure, system_a, system_b, method,
     alternative, n_topics, mean_difference, statistic, pvalue, n_resamples, seed``
-    (``statistic``: t for t and bootstrap, mean difference for randomisation).
+    (``statistic``: t for t and bootstrap, mean difference for randomisation, ``n+`` for sign,
+    ``min(W+, W-)`` two-sided / ``W+`` one-sided for Wilcoxon).
     """
     from uefast.distributed._reduce import as_arrow
 
@@ -80,9 +90,9 @@ def tukey_hsd(table: Any, *, measure=None, column: str = "value", systems=None,
     For ``b = 1..B`` (default 10,000) each query's row of the queries x systems matrix is
     permuted across the ``m`` systems (Fisher-Yates, draws keyed by ``(seed, qid, b)``) and
     ``q*_b = max_j S*_bj - min_j S*_bj`` of the permuted column sums is recorded; ``p_ij =
-    #{q*_b >= |S_i - S_j| - γ} / B``, ``γ = 1e-12·max(|S_i - S_j|, Σ_k two largest |x_kj|)`` as in
-    :func:`uefast.stats.tukey_hsd`. Sums are exact, so nothing depends on the partitioning. The
-    draws are not :func:`uefast.stats.tukey_hsd`'s (it keys a row's permutation by the row's
+    #{q*_b >= |S_i - S_j| - γ} / B``, ``γ = 1e-12·max(|S_i - S_j|, Σ_k two largest |x_kj|)``
+    as in :func:`uefast.stats.tukey_hsd`. Sums are exact, so nothing depends on the
+    partitioning. The draws are not :func:`uefast.stats.tukey_hsd`'s (it keys a row's permutation by the row's
     position): p-values agree with it to Monte Carlo error, the statistics to rounding
     (:mod:`uefast.distributed._tukey`).
 
