@@ -16,7 +16,7 @@ at query boundaries), ``UEFAST_DIST_ROWS`` rows (default 4 M; 200 k with
 Timings only print (no gates); ``-s`` shows them. The billion-row run, without pytest::
 
     python benchmarks/make_mslr_parquet.py /data/mslr_1b 1_000_000_000
-    python benchmarks/test_bench_distributed.py run /data/mslr_1b --workers 2
+    python benchmarks/test_bench_distributed.py run /data/mslr_1b --workers 2 --reps 2
 """
 from __future__ import annotations
 
@@ -182,43 +182,65 @@ class _Monitor:
                f"mean {sum(ls) / len(ls):.2f}"
 
 
-def run_cli(path: str, workers: int) -> None:
-    """The large run: Dask LocalCluster(workers) means on the cluster vs streaming in one
-    process, on a dataset written by make_mslr_parquet.py. Progress and the load average are
-    printed every 30 s (flushed)."""
+def _cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def run_cli(path: str, workers: int, reps: int = 2) -> None:
+    """The large run: Dask LocalCluster(workers) means on the cluster vs streaming, interleaved
+    ``reps`` times in one driver process (the streaming path runs in the driver), each with wall
+    time and CPU time (Dask: driver + workers; ``getrusage``) and the load average; then the
+    streaming path's peak RSS in a fresh process. Progress and the load average are printed every
+    30 s (flushed)."""
     import distributed
     import pyarrow.dataset as ds
 
     import uefast.dask as ud
+    from uefast.streaming import evaluate_stream
 
     rows = ds.dataset(path).count_rows()
+    first = ds.dataset(path).files[0]
     print(f"{rows:,} rows in {len(ds.dataset(path).files)} files; start "
           f"{time.strftime('%H:%M:%S', time.gmtime())} UTC", flush=True)
+    out = []
     with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=40,
                                   memory_limit="2GB") as cluster, \
             distributed.Client(cluster) as client:
-        ud.aggregate(ud.evaluate(ds.dataset(path).files[0], None, MEASURES, clustered=True))
-        mon = _Monitor(f"dask LocalCluster({workers})", client=client)
-        t0 = time.perf_counter()
-        agg = ud.aggregate(ud.evaluate(path, None, MEASURES, clustered=True))
-        t_dask = time.perf_counter() - t0
-        loads = mon.stop()
+        ud.aggregate(ud.evaluate(first, None, MEASURES, clustered=True))  # compile on workers
+        evaluate_stream(first, None, MEASURES, aggregate=True)  # and in the driver
+        for rep in range(reps):
+            mon = _Monitor(f"rep {rep} dask LocalCluster({workers})", client=client)
+            w0, c0, t0 = sum(client.run(_cpu_s).values()), _cpu_s(), time.perf_counter()
+            agg = ud.aggregate(ud.evaluate(path, None, MEASURES, clustered=True))
+            t_d = time.perf_counter() - t0
+            c_d = _cpu_s() - c0 + sum(client.run(_cpu_s).values()) - w0
+            load_d = mon.stop()
+            mon = _Monitor(f"rep {rep} streaming")
+            c0, t0 = _cpu_s(), time.perf_counter()
+            agg_s = evaluate_stream(path, None, MEASURES, aggregate=True)
+            t_s, c_s = time.perf_counter() - t0, _cpu_s() - c0
+            load_s = mon.stop()
+            out.append((t_d, c_d, t_s, c_s))
+            print(f"rep {rep}: dask {t_d:.1f} s ({rows / t_d:,.0f} rows/s, CPU {c_d:.1f} s; "
+                  f"{load_d}) | streaming {t_s:.1f} s ({rows / t_s:,.0f} rows/s, CPU {c_s:.1f} s;"
+                  f" {load_s}) | throughput Dask/streaming {t_s / t_d:.2f}, CPU "
+                  f"streaming/Dask {c_s / c_d:.2f}", flush=True)
         rss = _cluster_rss(client)
     print(agg.to_pandas().to_string())
-    print(f"dask LocalCluster({workers}): {rows:,} rows {t_dask:.1f} s {rows / t_dask:,.0f} rows/s"
-          f" peak RSS per worker MB {rss}; {loads}", flush=True)
+    print(agg_s.to_pandas().to_string())
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    mon = _Monitor("streaming")
     # a fresh process, so that its peak RSS is the streaming path's alone
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as ex:
-        t_s, rss_s, agg_s = ex.submit(_stream_child, path).result()
-    loads = mon.stop()
-    print(agg_s.to_pandas().to_string())
-    print(f"streaming, one process: {t_s:.1f} s {rows / t_s:,.0f} rows/s, peak RSS "
-          f"{rss_s:.0f} MB; {loads}; Dask/streaming throughput {t_s / t_dask:.2f}", flush=True)
+        t_f, rss_s, _ = ex.submit(_stream_child, path).result()
+    ratios = sorted(t_s / t_d for t_d, _, t_s, _ in out)
+    print(f"Dask peak RSS per worker MB {rss}; streaming (fresh process) {t_f:.1f} s, peak RSS "
+          f"{rss_s:.0f} MB; throughput Dask/streaming per rep "
+          f"{[round(t_s / t_d, 2) for t_d, _, t_s, _ in out]} (median "
+          f"{ratios[len(ratios) // 2]:.2f})", flush=True)
 
 
 def _stream_child(path: str):
@@ -237,6 +259,7 @@ def _stream_child(path: str):
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "run":
         w = int(sys.argv[sys.argv.index("--workers") + 1]) if "--workers" in sys.argv else 2
-        run_cli(sys.argv[2], w)
+        n = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 2
+        run_cli(sys.argv[2], w, n)
     else:
         print(__doc__)

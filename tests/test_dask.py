@@ -97,9 +97,16 @@ def test_clustered_parquet_path(tmp_path, string_ids):
     pq.write_table(t, tmp_path / "raw.parquet")
     cluster_parquet(tmp_path / "raw.parquet", tmp_path / "c.parquet", row_group_size=60)
     ref = uefast.evaluate(t, None, MEASURES)
-    got = ud.evaluate(tmp_path / "c.parquet", None, MEASURES, clustered=True)
-    assert got.npartitions > 4
+    got = ud.evaluate(tmp_path / "c.parquet", None, MEASURES, clustered=True, partition_rows=1)
+    assert got.npartitions > 4  # one row group per partition
     assert_bit_identical(_collect(got), ref)
+    # row groups read together (one task reads and evaluates a partition): same values
+    n_rg = pq.ParquetFile(tmp_path / "c.parquet").metadata.num_row_groups
+    for rows in (150, 700, None):
+        got = ud.evaluate(tmp_path / "c.parquet", None, MEASURES, clustered=True,
+                          partition_rows=rows)
+        assert (got.npartitions < n_rg) if rows else got.npartitions == 1
+        assert_bit_identical(_collect(got), ref)
     # the same path, not declared clustered: shuffled, same values
     assert_bit_identical(_collect(ud.evaluate(str(tmp_path / "c.parquet"), None, MEASURES)), ref)
 
@@ -217,6 +224,25 @@ def test_aggregate_carries_the_table_metadata(k, clustered):
             assert json_.loads(ref[b"uefast.dropped"])
 
 
+def test_rank_tests_and_tukey_identical_for_any_partitioning():
+    """Sign, Wilcoxon (exactly uefast.stats.paired_test's, tests/test_distributed_ranktests.py)
+    and the randomised Tukey HSD: uefast.dask == uefast.distributed for 1/4/16 partitions,
+    shuffled and clustered."""
+    t = letor_run(n_queries=50, systems=("a", "b", "c"))
+    per_query = uefast.evaluate(t, None, ["P@5", "AP"])
+    refs = {m: udist.compare(per_query, m, **kw) for m, kw in
+            (("sign", {"epsilon": 0.1}), ("wilcoxon", {}))}
+    tukey = udist.tukey_hsd(per_query, n_resamples=200, seed=5)
+    for k in (1, 4, 16):
+        pq_ddf = ud.evaluate(dd.from_pandas(t.to_pandas(), npartitions=k), None, ["P@5", "AP"])
+        assert ud.compare(pq_ddf, "sign", epsilon=0.1).equals(refs["sign"]), k
+        assert ud.compare(pq_ddf, "wilcoxon", clustered=True).equals(refs["wilcoxon"]), k
+        assert ud.tukey_hsd(pq_ddf, clustered=True, n_resamples=200, seed=5).equals(tukey), k
+        split = dd.from_pandas(per_query.to_pandas(), npartitions=k)  # queries split: shuffle
+        assert ud.tukey_hsd(split, n_resamples=200, seed=5).equals(tukey), k
+        assert ud.compare(split, "wilcoxon").equals(refs["wilcoxon"]), k
+
+
 def test_aggregate_metadata_where_it_cannot_be_carried():
     """An in-memory table keeps its own metadata (as uefast.aggregate); a Dask frame whose
     partitions lost their attrs gives no metadata rather than a partial count."""
@@ -288,6 +314,50 @@ def test_local_cluster_and_a_killed_worker():
 
         assert _same(ud.swap_rate(ud.evaluate(ddf, None, ["AP"]), n_trials=30, seed=2),
                      udist.swap_rate(per_query, n_trials=30, seed=2))
+
+
+def test_parquet_partitions_of_whole_row_groups(tmp_path):
+    """partition_rows groups consecutive row groups of one file (never across files, at least
+    one row group each, at most partition_rows rows otherwise); a bad value is refused."""
+    from uefast.dask import _row_group_items
+
+    t = letor_run(n_queries=40).sort_by([("qid", "ascending")])
+    half = t.num_rows // 2
+    pq.write_table(t.slice(0, half), tmp_path / "a.parquet", row_group_size=100)
+    pq.write_table(t.slice(half), tmp_path / "b.parquet", row_group_size=100)
+    sizes = {f: [pq.ParquetFile(f).metadata.row_group(i).num_rows
+                 for i in range(pq.ParquetFile(f).metadata.num_row_groups)]
+             for f in (str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"))}
+    for limit in (1, 99, 100, 250, 10**9):
+        _, items = _row_group_items(str(tmp_path), limit)
+        seen = {f: [] for f in sizes}
+        for f, groups in items:
+            assert groups == list(range(groups[0], groups[0] + len(groups)))  # consecutive
+            rows = sum(sizes[f][g] for g in groups)
+            assert len(groups) == 1 or rows <= limit
+            seen[f] += groups
+        assert all(seen[f] == list(range(len(sizes[f]))) for f in sizes)  # each once, in order
+        if limit == 10**9:
+            assert len(items) == 2  # one per file
+    for bad in (0, -5, 1.5, True):
+        with pytest.raises(InputError, match="partition_rows"):
+            ud.evaluate(tmp_path, None, MEASURES, clustered=True, partition_rows=bad)
+
+
+@pytest.mark.parametrize("rows", [1, 300, None])
+def test_clustered_trec_path_read_and_evaluated_in_one_task(tmp_path, rows):
+    """A clustered TREC Parquet path (qrels sent to every task, unjudged queries, ERR's global
+    lmax): per-query rows and the aggregate's metadata are uefast.evaluate's."""
+    run, qrels = trec_run()
+    pq.write_table(run, tmp_path / "raw.parquet")
+    cluster_parquet(tmp_path / "raw.parquet", tmp_path / "c.parquet", row_group_size=100)
+    measures = ["nDCG@10", "ERR", "AP"]
+    ref = uefast.evaluate(run, qrels, measures)
+    got = ud.evaluate(tmp_path / "c.parquet", qrels, measures, clustered=True,
+                      partition_rows=rows)
+    assert_bit_identical(_collect(got), ref)
+    n_parts = sum("uefast.info" in p.attrs for p in dask.compute(*got.to_delayed()))
+    _same_metadata(ud.aggregate(got).schema.metadata, ref.schema.metadata, n_parts)
 
 
 def test_clustered_path_checked_from_statistics(tmp_path):

@@ -124,6 +124,20 @@ def test_statistics_identical_for_any_partitioning(spark):
     assert us.aggregate(pq_sdf.repartition(16)).equals(agg)
 
 
+def test_rank_tests_and_tukey_identical_for_any_partitioning(spark):
+    """Sign, Wilcoxon and randomised Tukey HSD: uefast.spark == uefast.distributed for 1/4/16
+    partitions."""
+    t = letor_run(n_queries=50, systems=("a", "b", "c"))
+    per_query = uefast.evaluate(t, None, ["P@5", "AP"])
+    refs = {m: udist.compare(per_query, m) for m in ("sign", "wilcoxon")}
+    tukey = udist.tukey_hsd(per_query, n_resamples=200, seed=5)
+    pq_sdf = spark.createDataFrame(per_query.to_pandas())
+    for k in (1, 4, 16):
+        for m, ref in refs.items():
+            assert us.compare(pq_sdf, m, npartitions=k).equals(ref), (m, k)
+        assert us.tukey_hsd(pq_sdf, n_resamples=200, seed=5, npartitions=k).equals(tukey), k
+
+
 def test_swap_rate_identical_for_any_partitioning(spark):
     from test_distributed_swap import _same
 
@@ -136,3 +150,72 @@ def test_swap_rate_identical_for_any_partitioning(spark):
             got = us.swap_rate(pq_sdf, method=m, measure="AP", n_trials=120, seed=3,
                                npartitions=k)
             assert _same(got, ref), (m, k)
+
+
+def _same_metadata(got: dict, ref: dict) -> int:
+    """``got`` (the Spark aggregate's) is ``ref`` (``uefast.evaluate``'s on the whole input) plus
+    ``distributed`` (returned: the number of engine calls); ``uefast.dropped`` in any order."""
+    import json
+
+    assert got is not None
+    assert got[b"uefast.version"] == ref[b"uefast.version"]
+    assert json.loads(got[b"uefast.settings"]) == json.loads(ref[b"uefast.settings"])
+    info = json.loads(got[b"uefast.info"])
+    parts = info.pop("distributed")["partitions"]
+    assert info == json.loads(ref[b"uefast.info"])
+    key = lambda d: sorted(map(str, d))  # noqa: E731
+    assert key(json.loads(got[b"uefast.dropped"])) == key(json.loads(ref[b"uefast.dropped"]))
+    return parts
+
+
+@pytest.mark.parametrize("k", [1, 4, 16])
+def test_aggregate_carries_the_table_metadata(spark, tmp_path, k):
+    """uefast.spark.aggregate(uefast.spark.evaluate(...)): uefast.settings (options, measures as
+    named, reb_universe, ...), uefast.info (row accounting), uefast.version and uefast.dropped
+    equal uefast.evaluate's on the whole input, for 1/4/16 partitions, shuffled and clustered:
+    TREC with unjudged queries, missing (system, query) pairs and ERR's global lmax; long LETOR
+    with missing pairs and degenerate='drop'; wide LETOR with non-default options. The means are
+    those of the per-query rows."""
+    import pyarrow.compute as pc
+
+    run, qrels = trec_run()
+    run = run.filter(pc.invert(pc.and_(pc.equal(run.column("system"), "C"),
+                                       pc.less(run.column("qid"), 9))))
+    t = letor_run(n_queries=30, systems=("a", "b"))
+    long = pa.concat_tables([
+        t.select(["qid", "docid", "label", s]).rename_columns(["qid", "docid", "label", "score"])
+        .append_column("system", pa.array([s] * t.num_rows)) for s in ("a", "b")])
+    long = long.filter(pc.invert(pc.and_(pc.equal(long.column("system"), "b"),
+                                         pc.less(long.column("qid"), 40))))
+    cases = [(run, qrels, ["nDCG@10", "ERR", "AP"], {}),
+             (long, None, ["nDCG@10", "P@5"], {"degenerate": "drop", "score": "score"}),
+             (t, None, ["nDCG@10", "ERR@10"], {"ties": "expected", "reb_universe": "retrieved"})]
+    for i, (data, qr, measures, kw) in enumerate(cases):
+        per_query = uefast.evaluate(data, qr, measures, **kw)
+        ref = per_query.schema.metadata
+        # shuffled
+        out = us.evaluate(_sdf(spark, data, 2), qr, measures, npartitions=k, batch_size=40,
+                          **kw)
+        agg = us.aggregate(out)
+        assert agg.equals(udist.aggregate(per_query))
+        assert agg.equals(us.aggregate(spark.createDataFrame(_arrow(out).to_pandas())))
+        assert _same_metadata(agg.schema.metadata, ref) >= k
+        # clustered: cluster_parquet output, row groups of ~60 rows
+        pq.write_table(data, tmp_path / f"raw{i}.parquet")
+        cluster_parquet(tmp_path / f"raw{i}.parquet", tmp_path / f"c{i}.parquet",
+                        row_group_size=max(60, data.num_rows // k))
+        sdf = spark.read.parquet(str(tmp_path / f"c{i}.parquet"))
+        agg_c = us.aggregate(us.evaluate(sdf, qr, measures, clustered=True, **kw))
+        assert agg_c.equals(agg)
+        _same_metadata(agg_c.schema.metadata, ref)
+
+
+def test_aggregate_metadata_where_it_cannot_be_carried(spark):
+    """A frame derived from evaluate's (a filter, rows collected and re-created) gives the means
+    without metadata rather than a partial count."""
+    t = letor_run(n_queries=20)
+    out = us.evaluate(_sdf(spark, t, 2), None, ["AP"], npartitions=3)
+    assert us.aggregate(out).schema.metadata is not None
+    assert us.aggregate(out.cache()).schema.metadata is not None  # cache() is the same frame
+    assert us.aggregate(out.filter("value >= 0")).schema.metadata is None
+    assert us.aggregate(out.filter("value >= 0")).equals(us.aggregate(out))

@@ -20,61 +20,103 @@ from typing import Any
 
 import pyarrow as pa
 
-from uefast.errors import InputError
+from uefast.errors import InputError, MissingDependencyError
 from uefast.distributed._adapter import (PartSpec, check_disjoint, check_options, evaluate_part,
                                          part_spec, row_groups_disjoint, unique_qids)
 from uefast.distributed._reduce import (aggregate_partial, compare_plan,
                                         finish_aggregate, merge_partials, run_compare)
 
-__all__ = ["evaluate", "aggregate", "compare", "swap_rate"]
+__all__ = ["evaluate", "aggregate", "compare", "tukey_hsd", "swap_rate"]
 
 
 def _dd():
+    """``dask.dataframe``, or :class:`~uefast.errors.MissingDependencyError` (one line naming
+    the ``dask`` extra) where Dask (or its DataFrame's own dependencies) cannot be imported."""
     try:
         import dask.dataframe as dd
     except ImportError:
-        raise ImportError('uefast.dask needs Dask: pip install "uefast[dask]"') from None
+        raise MissingDependencyError('uefast.dask needs Dask with its DataFrame, which could not '
+                                     'be imported: pip install "uefast[dask]"') from None
     return dd
 
 
-def _read_row_group(item):
-    import pyarrow.parquet as pq
+#: Default rows per partition of a Parquet path: consecutive row groups of one file are read by
+#: one task up to this many rows (at least one row group). Per-task costs (scheduling, the engine
+#: call's set-up, metadata) are then paid once per ~2 M rows instead of once per row group, and
+#: one task's memory stays ~0.3 GB on MSLR-shaped data (benchmarks/RESULTS_distributed.md).
+PARTITION_ROWS = 1 << 21
 
-    path, rg = item
-    return pq.ParquetFile(path).read_row_group(rg).to_pandas()
 
-
-def _read_row_groups(path: str):
-    """A Parquet file or dataset directory as a Dask DataFrame of one partition per row group
-    (``dask.dataframe.from_map`` over ``ParquetFile.read_row_group``; files in
-    ``pyarrow.dataset`` order). Measured: ~5x less time per task than ``read_parquet(...,
-    split_row_groups=True)`` on 80 row groups (dask 2026.8)."""
+def _row_group_items(path: str, partition_rows: int):
+    """``(schema, items)``: the Parquet files under ``path`` (``pyarrow.dataset`` order), each
+    item ``(file, [row groups])`` consecutive non-empty row groups of one file holding at most
+    ``partition_rows`` rows (at least one row group)."""
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 
-    dd = _dd()
-    items = []
+    if not isinstance(partition_rows, int) or isinstance(partition_rows, bool) \
+            or partition_rows < 1:
+        raise InputError(f"`partition_rows` must be a positive integer, got {partition_rows!r}")
+    items: list = []
     schema = None
     for f in ds.dataset(path, format="parquet").files:
-        pf = pq.ParquetFile(f)
-        schema = schema or pf.schema_arrow
-        items += [(f, i) for i in range(pf.metadata.num_row_groups)
-                  if pf.metadata.row_group(i).num_rows]
+        md = pq.ParquetFile(f).metadata
+        schema = schema or pq.ParquetFile(f).schema_arrow
+        group, rows = [], 0
+        for i in range(md.num_row_groups):
+            n = md.row_group(i).num_rows
+            if not n:
+                continue
+            if group and rows + n > partition_rows:
+                items.append((f, group))
+                group, rows = [], 0
+            group.append(i)
+            rows += n
+        if group:
+            items.append((f, group))
     if schema is None:
         raise InputError(f"run: no Parquet file under {path!r}")
     if not items:
         raise InputError("run: the input has no rows")
-    return dd.from_map(_read_row_group, items, meta=schema.empty_table().to_pandas(),
+    return schema, items
+
+
+def _read_arrow(item) -> pa.Table:
+    import pyarrow.parquet as pq
+
+    path, groups = item
+    return pq.ParquetFile(path, pre_buffer=False).read_row_groups(groups, use_threads=True)
+
+
+def _read_row_groups(item):
+    return _read_arrow(item).to_pandas()
+
+
+def _read_parquet(schema: pa.Schema, items: list):
+    """A Parquet file or dataset directory as a Dask DataFrame, one partition per item of
+    :func:`_row_group_items` (``dask.dataframe.from_map`` over ``ParquetFile.read_row_groups``).
+    Measured: ~5x less time per task than ``read_parquet(..., split_row_groups=True)`` on 80 row
+    groups (dask 2026.8)."""
+    return _dd().from_map(_read_row_groups, items, meta=schema.empty_table().to_pandas(),
                        enforce_metadata=False)
+
+
+def _read_eval(item, spec: PartSpec):
+    """Read one partition of a clustered Parquet path and evaluate it in the same task: the run's
+    rows stay Arrow (no pandas round trip); only the per-query rows become pandas."""
+    return _to_pandas(evaluate_part(_read_arrow(item), spec))
+
+
+def _to_pandas(res: pa.Table):
+    out = res.to_pandas()
+    out.attrs = {k.decode(): v.decode() for k, v in (res.schema.metadata or {}).items()}
+    return out
 
 
 def _eval_pandas(pdf, spec: PartSpec):
     """One partition through the engine; the table metadata goes to the pandas ``attrs``
     (strings), where :func:`aggregate` finds it."""
-    res = evaluate_part(pa.Table.from_pandas(pdf, preserve_index=False), spec)
-    out = res.to_pandas()
-    out.attrs = {k.decode(): v.decode() for k, v in (res.schema.metadata or {}).items()}
-    return out
+    return _to_pandas(evaluate_part(pa.Table.from_pandas(pdf, preserve_index=False), spec))
 
 
 def _unique_qids(pdf, qid: str):
@@ -83,15 +125,17 @@ def _unique_qids(pdf, qid: str):
 
 def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
              clustered: bool = False, order: str | None = None, npartitions: int | None = None,
-             **options: Any):
-    """Evaluate a run held as a Dask DataFrame (or a Parquet path read with
-    ``dask.dataframe.read_parquet``) partition by partition with :func:`uefast.evaluate`.
+             partition_rows: int | None = None, **options: Any):
+    """Evaluate a run held as a Dask DataFrame (or a Parquet path) partition by partition with
+    :func:`uefast.evaluate`.
 
     Parameters
     ----------
     data
-        Dask DataFrame, or a Parquet file/directory path, read one partition per row group
-        (:func:`uefast.streaming.cluster_parquet` cuts row groups at query boundaries).
+        Dask DataFrame, or a Parquet file/directory path, read in partitions of whole row groups
+        (:func:`uefast.streaming.cluster_parquet` cuts row groups at query boundaries). A
+        clustered path is read and evaluated in one task per partition (the run's rows never
+        become pandas).
     qrels
         TREC style: any table ``uefast.evaluate`` takes; sent whole to every task, each task
         keeping its queries' rows.
@@ -108,6 +152,10 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
         dropped before the engine sees the rows.
     npartitions
         Partitions after the shuffle (default: as many as the input).
+    partition_rows
+        Parquet path: consecutive row groups of one file are read as one partition of at most
+        this many rows (at least one row group; default :data:`PARTITION_ROWS`, 2**21).
+        Memory per task grows with it.
     **options
         ``uefast.evaluate``'s keywords, passed through (``queries="qrels"`` and
         ``backend="cuda"`` are refused; ERR's default lmax is the global maximum label).
@@ -123,10 +171,12 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
     """
     _dd()
     qid = options.get("qid", "qid")
-    proven = False
+    proven, items = False, None
     if isinstance(data, (str, os.PathLike)):
         path = os.fspath(data)
-        data = _read_row_groups(path)
+        pschema, items = _row_group_items(
+            path, PARTITION_ROWS if partition_rows is None else partition_rows)
+        data = _read_parquet(pschema, items)
         proven = clustered and row_groups_disjoint(path, qid)
     schema = pa.Schema.from_pandas(data._meta, preserve_index=False)
     check_options(options, shuffled=not clustered, order=order,
@@ -150,6 +200,8 @@ def evaluate(data: Any, qrels: Any = None, measures=("nDCG@10", "AP"), *,
     import dask
 
     meta = spec.schema.empty_table().to_pandas()
+    if items is not None and clustered:  # read + evaluate in one task: no pandas run rows
+        return _dd().from_map(_read_eval, items, args=[spec], meta=meta, enforce_metadata=False)
     # one graph key for the spec (it holds the qrels), not a copy inside every task
     # enforce_metadata=False: the parts already have meta's columns and types, and Dask would
     # replace an empty part by `meta`, losing its attrs (the row accounting of a part whose
@@ -193,7 +245,7 @@ def aggregate(per_query) -> pa.Table:
 def compare(per_query, method: str = "randomization", *, clustered: bool = False,
             measure=None, column: str = "value", systems=None, baseline: str | None = None,
             alternative: str = "two-sided", n_resamples: int | None = None,
-            seed: int = 0) -> pa.Table:
+            seed: int = 0, epsilon: float = 0.0, exact: bool | None = None) -> pa.Table:
     """Paired tests between the systems of a per-query Dask DataFrame, reduced on the cluster;
     the settings and result of :func:`uefast.distributed.compare` (identical p-values for every
     partitioning). The frame is shuffled on qid first unless ``clustered=True`` (every query's
@@ -202,12 +254,30 @@ def compare(per_query, method: str = "randomization", *, clustered: bool = False
     _dd()
     plan = compare_plan(method, measure=measure, column=column, systems=systems,
                         baseline=baseline, alternative=alternative, n_resamples=n_resamples,
-                        seed=seed)
+                        seed=seed, epsilon=epsilon, exact=exact)
     if not clustered:
         per_query = per_query.shuffle(on="qid")
     per_query = per_query.persist()
     return run_compare(_reduce_with(per_query.to_delayed()), plan)
 
+
+
+def tukey_hsd(per_query, *, clustered: bool = False, measure=None, column: str = "value",
+              systems=None, n_resamples: int | None = None, seed: int = 0) -> pa.Table:
+    """Carterette's randomised Tukey HSD test of a per-query Dask DataFrame, reduced on the
+    cluster from exact per-resample column sums (permutations keyed by ``(seed, qid,
+    resample)``): bit for bit :func:`uefast.distributed.tukey_hsd` on the collected table, for
+    every partitioning. Shuffled on qid first unless ``clustered=True``; persisted for the two
+    passes (the systems of each measure, then the sums)."""
+    from uefast.distributed._tukey import run_tukey, tukey_plan
+
+    _dd()
+    plan = tukey_plan(measure=measure, column=column, systems=systems, n_resamples=n_resamples,
+                      seed=seed)
+    if not clustered:
+        per_query = per_query.shuffle(on="qid")
+    per_query = per_query.persist()
+    return run_tukey(_reduce_with(per_query.to_delayed()), plan)
 
 
 def swap_rate(per_query, *, clustered: bool = False, method: str = "voorhees-buckley",

@@ -23,16 +23,19 @@ import pyarrow as pa
 from uefast.distributed._adapter import (PartSpec, check_options, evaluate_part, part_spec)
 from uefast.distributed._reduce import (aggregate_partial, compare_plan, finish_aggregate,
                                         merge_partials, run_compare)
-from uefast.errors import InputError
+from uefast.errors import InputError, MissingDependencyError
 
-__all__ = ["evaluate", "aggregate", "compare", "swap_rate"]
+__all__ = ["evaluate", "aggregate", "compare", "tukey_hsd", "swap_rate"]
 
 
 def _sql():
+    """``pyspark.sql``, or :class:`~uefast.errors.MissingDependencyError` (one line naming the
+    ``spark`` extra) where pyspark cannot be imported."""
     try:
         import pyspark.sql as sql
     except ImportError:
-        raise ImportError('uefast.spark needs pyspark: pip install "uefast[spark]"') from None
+        raise MissingDependencyError('uefast.spark needs pyspark, which could not be imported: '
+                                     'pip install "uefast[spark]"') from None
     return sql
 
 
@@ -107,17 +110,40 @@ def evaluate(sdf, qrels: Any = None, measures=("nDCG@10", "AP"), *, clustered: b
         sdf = sdf.repartition(n, qid).sortWithinPartitions(*keys)
     out_schema = from_arrow_schema(spec.schema)
     bs = int(batch_size)
-    return sdf.mapInArrow(lambda it: _evaluate_batches(it, spec, bs), out_schema)
+    out = sdf.mapInArrow(lambda it: _evaluate_batches(it, spec, bs), out_schema)
+    # for aggregate(): the plan's input and settings (Spark rows keep no Arrow metadata)
+    setattr(out, _SOURCE, (sdf, spec, bs))
+    return out
+
+
+#: The attribute of :func:`evaluate`'s DataFrame naming its input, :class:`PartSpec` and batch
+#: size; a DataFrame derived from it (``filter``, ``select``, ...) is a new object without it.
+_SOURCE = "_uefast_evaluated"
+
+
+def _aggregate_batches(batches, spec: PartSpec, batch_size: int):
+    """:func:`aggregate`'s task over :func:`evaluate`'s input: each chunk of whole queries is
+    evaluated (:func:`evaluate_part`: the engine's values *and* metadata) and reduced to its
+    partial, merged over the task."""
+    from uefast.streaming import iter_query_chunks
+
+    acc: dict = {}
+    for chunk in iter_query_chunks(batches, spec.qid, batch_size):
+        acc = merge_partials(acc, aggregate_partial(evaluate_part(chunk, spec)))
+    return acc
 
 
 def _reduce_with(sdf, whole_part: bool):
     """``reduce(fn)`` for :func:`run_compare`: ``fn`` on each partition (its batches as one
-    table when ``whole_part``, else batch by batch merged), partials pickled into one binary
-    row per task and merged with ``treeReduce`` on the executors."""
-    def reduce(fn, merge=merge_partials):
+    table when ``whole_part``, else batch by batch merged; ``stream(batches)`` instead, when
+    given, makes the task's partial), partials pickled into one binary row per task and merged
+    with ``treeReduce`` on the executors."""
+    def reduce(fn, merge=merge_partials, stream=None):
         def task(batches):
             acc: dict = {}
-            if whole_part:
+            if stream is not None:
+                acc = stream(batches)
+            elif whole_part:
                 bl = list(batches)
                 if bl:
                     acc = fn(pa.Table.from_batches(bl))
@@ -137,15 +163,34 @@ def _reduce_with(sdf, whole_part: bool):
 
 def aggregate(per_query) -> pa.Table:
     """Means per (system, measure) of a per-query Spark DataFrame, from exact mergeable sums;
-    equal to :func:`uefast.distributed.aggregate` on the collected rows (any partitioning)."""
+    equal to :func:`uefast.distributed.aggregate` on the collected rows (any partitioning).
+
+    Metadata: when ``per_query`` is :func:`evaluate`'s DataFrame itself (or ``.cache()`` of it,
+    the same object), the table carries the metadata of :func:`uefast.evaluate` on the whole
+    input (``uefast.version``, ``uefast.settings``, ``uefast.info`` with the row counters summed
+    over the engine calls and ``distributed: {partitions}`` = the number of engine calls,
+    ``uefast.dropped``), as :func:`uefast.dask.aggregate`'s does. Spark rows keep no Arrow
+    metadata, so the reduction then runs over :func:`evaluate`'s *input*: each task evaluates its
+    chunks and reduces each result with its engine metadata in one pass (as
+    ``uefast.streaming.evaluate_stream(..., aggregate=True)``); the per-query values are those
+    of ``per_query``'s rows, bit for bit. A task's partial is its result row, so a retried task
+    counts once (an accumulator would count it twice). Any other frame (``filter``, ``select``,
+    a union, rows from elsewhere): the means, with no metadata.
+    """
     _sql()
-    return finish_aggregate(_reduce_with(per_query, False)(aggregate_partial))
+    src = getattr(per_query, _SOURCE, None)
+    if src is None:
+        return finish_aggregate(_reduce_with(per_query, False)(aggregate_partial))
+    sdf, spec, bs = src
+    return finish_aggregate(_reduce_with(sdf, False)(
+        aggregate_partial, stream=lambda it: _aggregate_batches(it, spec, bs)))
 
 
 def compare(per_query, method: str = "randomization", *, clustered: bool = False,
             measure=None, column: str = "value", systems=None, baseline: str | None = None,
             alternative: str = "two-sided", n_resamples: int | None = None,
-            seed: int = 0, npartitions: int | None = None) -> pa.Table:
+            seed: int = 0, npartitions: int | None = None, epsilon: float = 0.0,
+            exact: bool | None = None) -> pa.Table:
     """Paired tests between the systems of a per-query Spark DataFrame (settings and result of
     :func:`uefast.distributed.compare`, identical p-values for any partitioning). Repartitioned
     on qid first (into ``npartitions``, default the current count) unless ``clustered=True``
@@ -154,13 +199,36 @@ def compare(per_query, method: str = "randomization", *, clustered: bool = False
     _sql()
     plan = compare_plan(method, measure=measure, column=column, systems=systems,
                         baseline=baseline, alternative=alternative, n_resamples=n_resamples,
-                        seed=seed)
+                        seed=seed, epsilon=epsilon, exact=exact)
     if not clustered:
         n = npartitions or per_query.rdd.getNumPartitions()
         per_query = per_query.repartition(n, "qid")
     per_query = per_query.cache()
     try:
         return run_compare(_reduce_with(per_query, True), plan)
+    finally:
+        per_query.unpersist()
+
+
+def tukey_hsd(per_query, *, clustered: bool = False, npartitions: int | None = None,
+              measure=None, column: str = "value", systems=None,
+              n_resamples: int | None = None, seed: int = 0) -> pa.Table:
+    """Carterette's randomised Tukey HSD test of a per-query Spark DataFrame from exact
+    per-resample column sums merged with ``treeReduce`` (permutations keyed by ``(seed, qid,
+    resample)``): bit for bit :func:`uefast.distributed.tukey_hsd` on the collected rows, for
+    every partitioning. Repartitioned on qid first (into ``npartitions``, default the current
+    count) unless ``clustered=True``; cached for the two passes."""
+    from uefast.distributed._tukey import run_tukey, tukey_plan
+
+    _sql()
+    plan = tukey_plan(measure=measure, column=column, systems=systems, n_resamples=n_resamples,
+                      seed=seed)
+    if not clustered:
+        n = npartitions or per_query.rdd.getNumPartitions()
+        per_query = per_query.repartition(n, "qid")
+    per_query = per_query.cache()
+    try:
+        return run_tukey(_reduce_with(per_query, True), plan)
     finally:
         per_query.unpersist()
 

@@ -2,8 +2,11 @@
 adapters share, and its single-machine form.
 
 * :func:`aggregate` -- means per (system, measure) from exact, mergeable sums;
-* :func:`compare` -- paired t / randomisation / Poisson-bootstrap tests between systems from
-  mergeable sufficient statistics, resampling draws keyed by ``(seed, qid, resample)``;
+* :func:`compare` -- paired t / randomisation / Poisson-bootstrap / sign / Wilcoxon tests
+  between systems from mergeable sufficient statistics, resampling draws keyed by
+  ``(seed, qid, resample)``; sign and Wilcoxon from merged counts, identical to
+  :func:`uefast.stats.paired_test`;
+* :func:`tukey_hsd` -- Carterette's randomised Tukey HSD from mergeable permuted column sums;
 * :func:`swap_rate` -- :func:`uefast.meta.swap_rate` from mergeable subset sums, subsets drawn
   by the counter-based generator (``(seed, qid, trial)``).
 
@@ -19,7 +22,8 @@ import pyarrow as pa
 from uefast.distributed._reduce import (AGG_COLUMNS, COMPARE_SCHEMA, METHODS, aggregate_partial,
                                         compare_plan, finish_aggregate, run_compare)
 
-__all__ = ["aggregate", "compare", "swap_rate", "METHODS", "AGG_COLUMNS", "COMPARE_SCHEMA"]
+__all__ = ["aggregate", "compare", "tukey_hsd", "swap_rate", "METHODS", "AGG_COLUMNS",
+           "COMPARE_SCHEMA"]
 
 
 def aggregate(table: Any) -> pa.Table:
@@ -36,7 +40,8 @@ def aggregate(table: Any) -> pa.Table:
 
 def compare(table: Any, method: str = "randomization", *, measure=None, column: str = "value",
             systems=None, baseline: str | None = None, alternative: str = "two-sided",
-            n_resamples: int | None = None, seed: int = 0) -> pa.Table:
+            n_resamples: int | None = None, seed: int = 0, epsilon: float = 0.0,
+            exact: bool | None = None) -> pa.Table:
     """Paired test of every pair of systems (or every system against ``baseline``) per measure,
     over the queries both have, from mergeable sufficient statistics.
 
@@ -51,18 +56,57 @@ def compare(table: Any, method: str = "randomization", *, measure=None, column: 
     agrees to rounding, the bootstrap differs by the Poisson-vs-multinomial weights
     (``docs/distributed.md``).
 
+    ``"sign"`` (Dixon & Mood 1946; ``epsilon``: differences within it are ties, with
+    :func:`uefast.stats.paired_test`'s tolerance) and ``"wilcoxon"`` (Wilcoxon 1945; zeros
+    dropped, average ranks, ``exact`` as in :func:`uefast.stats.paired_test`) are deterministic
+    and give :func:`uefast.stats.paired_test`'s statistic and p-value exactly: the sign test from
+    merged counts ``n+``, ``n-``; Wilcoxon from merged exact histograms of the nonzero ``|z|``
+    (value -> counts of ``+v`` and ``-v``), from which the average ranks, ``W+``, ``W-`` and the
+    tie groups follow without a global sort (:mod:`uefast.distributed._ranks`).
+
     Returns one row per (measure, system_a, system_b), sorted, ``z = x_a - x_b`` (with
     ``baseline``: system_b is the baseline); columns ``measure, system_a, system_b, method,
     alternative, n_topics, mean_difference, statistic, pvalue, n_resamples, seed``
-    (``statistic``: t for t and bootstrap, mean difference for randomisation).
+    (``statistic``: t for t and bootstrap, mean difference for randomisation, ``n+`` for sign,
+    ``min(W+, W-)`` two-sided / ``W+`` one-sided for Wilcoxon).
     """
     from uefast.distributed._reduce import as_arrow
 
     plan = compare_plan(method, measure=measure, column=column, systems=systems,
                         baseline=baseline, alternative=alternative, n_resamples=n_resamples,
-                        seed=seed)
+                        seed=seed, epsilon=epsilon, exact=exact)
     t = as_arrow(table)
     return run_compare(lambda fn: fn(t), plan)
+
+
+def tukey_hsd(table: Any, *, measure=None, column: str = "value", systems=None,
+              n_resamples: int | None = None, seed: int = 0) -> pa.Table:
+    """Carterette's randomised Tukey HSD test (TOIS 2012), family-wise over the systems, per
+    measure (every measure of the table, or ``measure``), over the queries every system has, from
+    mergeable per-resample column sums: the single-machine reference of
+    :func:`uefast.dask.tukey_hsd` / :func:`uefast.spark.tukey_hsd`, bit for bit equal to them for
+    every partitioning.
+
+    For ``b = 1..B`` (default 10,000) each query's row of the queries x systems matrix is
+    permuted across the ``m`` systems (Fisher-Yates, draws keyed by ``(seed, qid, b)``) and
+    ``q*_b = max_j S*_bj - min_j S*_bj`` of the permuted column sums is recorded; ``p_ij =
+    #{q*_b >= |S_i - S_j| - γ} / B``, ``γ = 1e-12·max(|S_i - S_j|, Σ_k two largest |x_kj|)``
+    as in :func:`uefast.stats.tukey_hsd`. Sums are exact, so nothing depends on the
+    partitioning. The draws are not :func:`uefast.stats.tukey_hsd`'s (it keys a row's permutation by the row's
+    position): p-values agree with it to Monte Carlo error, the statistics to rounding
+    (:mod:`uefast.distributed._tukey`).
+
+    Returns one row per (measure, system_a, system_b), names sorted, with the columns of
+    :func:`compare` (``method = "tukey_hsd"``, ``statistic = |mean_a - mean_b|``,
+    ``mean_difference = mean_a - mean_b``).
+    """
+    from uefast.distributed._reduce import as_arrow
+    from uefast.distributed._tukey import run_tukey, tukey_plan
+
+    plan = tukey_plan(measure=measure, column=column, systems=systems, n_resamples=n_resamples,
+                      seed=seed)
+    t = as_arrow(table)
+    return run_tukey(lambda fn: fn(t), plan)
 
 
 def swap_rate(table: Any, *, method: str = "voorhees-buckley", subset_size: int | None = None,

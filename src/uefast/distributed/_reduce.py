@@ -25,7 +25,7 @@ from uefast.distributed._keyed import plain_sums, poisson_sums, qid_keys, signfl
 from uefast.errors import InputError
 
 AGG_COLUMNS = ("value", "iub", "reb", "ue_v1", "ue_v2")
-METHODS = ("t", "bootstrap", "randomization")
+METHODS = ("t", "bootstrap", "randomization", "sign", "wilcoxon")
 _EPS = np.finfo(np.float64).eps
 
 
@@ -138,19 +138,27 @@ class ComparePlan:
     alternative: str
     n_resamples: int
     seed: int
+    epsilon: float = 0.0  # sign test
+    exact: bool | None = None  # Wilcoxon
 
 
 def compare_plan(method="randomization", *, measure=None, column="value", systems=None,
-                 baseline=None, alternative="two-sided", n_resamples=None, seed=0) -> ComparePlan:
+                 baseline=None, alternative="two-sided", n_resamples=None, seed=0,
+                 epsilon=0.0, exact=None) -> ComparePlan:
     """Validate the settings of :func:`uefast.distributed.compare`."""
     from uefast.stats._validation import ALTERNATIVES, check_choice, check_n_resamples, check_seed
 
     method = check_choice("method", method, METHODS)
     alternative = check_choice("alternative", alternative, ALTERNATIVES)
     column = check_choice("column", column, AGG_COLUMNS)
-    if n_resamples is None:
-        n_resamples = {"bootstrap": 1000, "randomization": 10_000, "t": 0}[method]
-    elif method != "t":
+    from uefast.stats._validation import check_nonnegative
+
+    epsilon = check_nonnegative("epsilon", epsilon)
+    if exact is not None and not isinstance(exact, bool):
+        raise InputError(f"`exact` must be None, True or False; got {exact!r}")
+    if n_resamples is None or method in ("t", "sign", "wilcoxon"):
+        n_resamples = {"bootstrap": 1000, "randomization": 10_000}.get(method, 0)
+    else:
         n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed, allow_none=False)
     measures = None if measure is None else tuple(
@@ -161,15 +169,17 @@ def compare_plan(method="randomization", *, measure=None, column="value", system
         if systems is not None and baseline not in systems:
             raise InputError(f"`baseline`={baseline!r} is not one of `systems`={list(systems)}")
     return ComparePlan(method, column, measures, systems, baseline, alternative,
-                       int(n_resamples), int(seed))
+                       int(n_resamples), int(seed), float(epsilon), exact)
 
 
-def _pair_matrix(part: Any, plan: ComparePlan):
+def _pair_matrix(part: Any, plan: ComparePlan, with_xmax: bool = False):
     """``(qkeys, keys, Z)``: the part's queries, the (measure, system_a, system_b) keys present
-    and ``Z[q, key] = x_a - x_b`` (NaN where either system has no row for the query)."""
+    and ``Z[q, key] = x_a - x_b`` (NaN where either system has no row for the query); with
+    ``with_xmax`` also ``max(|x_a|, |x_b|)`` per key over the queries both have (-inf: none)."""
     t = as_arrow(part)
+    empty = (np.empty(0, np.uint64), [], np.empty((0, 0)))
     if t.num_rows == 0:
-        return np.empty(0, np.uint64), [], np.empty((0, 0))
+        return empty + ((np.empty(0),) if with_xmax else ())
     mcol = t.column("measure").cast(pa.string())
     scol = t.column("system").cast(pa.string())
     keep = None
@@ -182,7 +192,7 @@ def _pair_matrix(part: Any, plan: ComparePlan):
         t = t.filter(keep)
         mcol, scol = t.column("measure").cast(pa.string()), t.column("system").cast(pa.string())
     if t.num_rows == 0:
-        return np.empty(0, np.uint64), [], np.empty((0, 0))
+        return empty + ((np.empty(0),) if with_xmax else ())
     q_enc = pc.dictionary_encode(t.column("qid")).combine_chunks()
     m_enc = pc.dictionary_encode(mcol).combine_chunks()
     s_enc = pc.dictionary_encode(scol).combine_chunks()
@@ -207,7 +217,7 @@ def _pair_matrix(part: Any, plan: ComparePlan):
     x = x.reshape(nq, nm, ns)
     sysn = s_enc.dictionary.to_pylist()
     order = sorted(range(ns), key=lambda i: sysn[i])
-    keys, cols = [], []
+    keys, cols, xmax = [], [], []
     for m, mname in enumerate(m_enc.dictionary.to_pylist()):
         for a_pos, a in enumerate(order):
             for b in order[a_pos + 1:]:
@@ -219,13 +229,19 @@ def _pair_matrix(part: Any, plan: ComparePlan):
                         a, b, sa, sb = b, a, sb, sa
                 keys.append((mname, sa, sb))
                 cols.append(x[:, m, a] - x[:, m, b])
+                if with_xmax:
+                    both = np.abs(x[:, m, [a, b]])[~np.isnan(cols[-1])]
+                    xmax.append(float(both.max()) if both.size else -np.inf)
     z = np.column_stack(cols) if cols else np.empty((nq, 0))
+    if with_xmax:
+        return qid_keys(q_enc.dictionary), keys, z, np.array(xmax)
     return qid_keys(q_enc.dictionary), keys, z
 
 
 def compare_stage1(part: Any, plan: ComparePlan) -> Partial:
-    """Per pair key: ``ints`` = [n], ``sums`` = [Σz, Σ|z|] exact, ``maxes`` = [max|z|]."""
-    _, keys, z = _pair_matrix(part, plan)
+    """Per pair key: ``ints`` = [n], ``sums`` = [Σz, Σ|z|] exact, ``maxes`` = [max|z|,
+    max(|x_a|, |x_b|)]."""
+    _, keys, z, xmax = _pair_matrix(part, plan, with_xmax=True)
     if not keys:
         return {}
     n_q, K = z.shape
@@ -238,7 +254,7 @@ def compare_stage1(part: Any, plan: ComparePlan) -> Partial:
             continue
         mx = float(np.max(absz[:, p][~np.isnan(absz[:, p])]))
         out[key] = KeyStats(np.array([counts[p]]), sums.take(np.array([p, K + p])),
-                            np.array([mx]))
+                            np.array([mx, xmax[p]]))
     return out
 
 
@@ -246,7 +262,8 @@ def _means(stage1: Partial) -> dict:
     return {k: float(v.sums.rounded()[0]) / int(v.ints[0]) for k, v in stage1.items()}
 
 
-def compare_stage2(part: Any, plan: ComparePlan, zbar: dict) -> Partial:
+def compare_stage2(part: Any, plan: ComparePlan, zbar: dict, cut: dict | None = None
+                   ) -> Partial:
     """Per pair key, with ``w = z - z̄`` (``z̄`` from stage 1): ``t``: Σ fl(w²);
     ``randomization``: Σ_k s_bk z_k per resample; ``bootstrap``: Σ fl(w²), then per resample
     Σ c_bk w_k, Σ c_bk fl(w_k²) and N*_b = Σ c_bk (:mod:`uefast.distributed._keyed`)."""
@@ -259,6 +276,10 @@ def compare_stage2(part: Any, plan: ComparePlan, zbar: dict) -> Partial:
     n_q, K = z.shape
     B = plan.n_resamples
     out = {}
+    if plan.method in ("sign", "wilcoxon"):
+        from uefast.distributed._ranks import rank_partial
+
+        return rank_partial(z, keys, plan.method, cut or {})
     if plan.method == "randomization":
         sums = signflip_sums(z, qkeys, plan.seed, B)
         for p, key in enumerate(keys):
@@ -325,7 +346,15 @@ def finish_compare(plan: ComparePlan, stage1: Partial, stage2: Partial) -> pa.Ta
         tol = REL_TOL * max(1.0, float(s1.maxes[0]))
         s2 = stage2[key]
         B = plan.n_resamples
-        if plan.method == "randomization":
+        if plan.method == "sign":
+            from uefast.distributed._ranks import finish_sign
+
+            statistic, p = finish_sign(s2, plan.alternative)
+        elif plan.method == "wilcoxon":
+            from uefast.distributed._ranks import finish_wilcoxon
+
+            statistic, p = finish_wilcoxon(s2, n, plan.alternative, plan.exact)
+        elif plan.method == "randomization":
             stat = s2.sums.rounded()
             obs = sz
             count = _count_extreme(stat, obs, plan.alternative, float(sabs))
@@ -366,5 +395,11 @@ def run_compare(reduce: Callable[[Callable[[Any], Partial]], Partial], plan: Com
         raise InputError("compare: no pair of systems shares a query (after the measure/systems "
                          "filters)")
     zbar = _means(stage1)
-    stage2 = reduce(lambda part: compare_stage2(part, plan, zbar))
+    cut = {}
+    if plan.method == "sign" and plan.epsilon > 0:  # uefast.stats' tolerance, from pass 1
+        from uefast.stats.parametric import REL_TOL
+
+        cut = {k: plan.epsilon + REL_TOL * max(1.0, float(v.maxes[1]))
+               for k, v in stage1.items()}
+    stage2 = reduce(lambda part: compare_stage2(part, plan, zbar, cut))
     return finish_compare(plan, stage1, stage2)

@@ -99,6 +99,12 @@ def sign_test(z: np.ndarray, alternative: str, epsilon: float = 0.0, tol: float 
     cut = epsilon + tol if epsilon > 0 else 0.0
     n_pos = int(np.count_nonzero(z > cut))
     n_neg = int(np.count_nonzero(z < -cut))
+    return sign_from_counts(n_pos, n_neg, alternative)
+
+
+def sign_from_counts(n_pos: int, n_neg: int, alternative: str):
+    """:func:`sign_test` from its counts ``n+``, ``n-`` alone (the distributed adapters merge
+    the counts; :mod:`uefast.distributed`)."""
     big_n = n_pos + n_neg
     if big_n == 0:
         return 0.0, 1.0, {"n_nonzero": 0}
@@ -142,11 +148,22 @@ def wilcoxon_test(z: np.ndarray, alternative: str, exact: bool | None = None):
     w_plus = float(ranks[nz > 0].sum())
     w_minus = float(ranks[nz < 0].sum())
     _, tie_counts = np.unique(ranks, return_counts=True)
-    has_ties = bool((tie_counts > 1).any())
+    return wilcoxon_from_ranks(w_plus, w_minus, tie_counts, had_zeros, alternative, exact,
+                               lambda: ranks)
+
+
+def wilcoxon_from_ranks(w_plus: float, w_minus: float, tie_counts: np.ndarray, had_zeros: bool,
+                        alternative: str, exact: bool | None, ranks):
+    """:func:`wilcoxon_test` from its rank statistics: ``W+``, ``W-``, the sizes of the tie
+    groups of ``|z|`` in ascending order (``N`` = their sum), whether zeros were dropped, and
+    ``ranks()`` giving the ranks (any order; called only for the exact null). The distributed
+    adapters compute these from merged counts of ``|z|`` values (:mod:`uefast.distributed`)."""
+    big_n = int(np.sum(tie_counts))
+    has_ties = bool((np.asarray(tie_counts) > 1).any())
     use_exact = exact if exact is not None else (not has_ties and not had_zeros and big_n <= 50)
     stat = min(w_plus, w_minus) if alternative == "two-sided" else w_plus
     if use_exact:
-        ranks2 = np.rint(2 * ranks).astype(np.int64)
+        ranks2 = np.rint(2 * ranks()).astype(np.int64)
         counts = _subset_sum_counts(ranks2)
         total = 2 ** big_n
         w2 = int(round(2 * (stat if alternative == "two-sided" else w_plus)))
