@@ -179,5 +179,6 @@ def test_kernel_compiles_to_ptx():
     """PTX of the counting kernel (int32 and int64 keys) and of the resampling kernels
     (numba-cuda + NVVM; skipped with the reason otherwise). ~40 s."""
     res = _run_script("cuda_ptx.py")
-    assert set(res) == {"counting int32", "counting int64", "bootstrap", "signflip"}
+    assert set(res) == {"counting int32", "counting int64", "judged int8", "judged int64",
+                        "bootstrap", "signflip"}
     assert min(res.values()) > 1000

@@ -263,10 +263,13 @@ def _max_group(offsets: np.ndarray) -> int:
 
 
 def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.ndarray,
-                 plan: MeasurePlan, max_label: int, collection_size: int = 0) -> JudgedStats:
+                 plan: MeasurePlan, max_label: int, collection_size: int = 0,
+                 backend: str = "cpu") -> JudgedStats:
     """Run :func:`~uefast.kernels.driver.judged_pass` over the judged groups. With
     ``collection_size`` N > 0, REB is over a collection of N documents, the unjudged ones
-    non-relevant (:mod:`uefast.universe`; every measure's family has a closed-form REB)."""
+    non-relevant (:mod:`uefast.universe`; every measure's family has a closed-form REB).
+    ``backend="cuda"``: the same pass by one GPU kernel (:func:`uefast.gpu.judged.judged_pass_cuda`,
+    the same per-measure routine)."""
     nq, nm = len(joff) - 1, len(plan.measures)
     out = [np.zeros((nq, nm)) for _ in range(2)]
     nrel = np.zeros((nq, nm), np.int64)
@@ -284,6 +287,9 @@ def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.
     joff = _ro(joff, np.int64)
     ideal = np.zeros(int(joff[-1]) if plan.keep_ideal and len(joff) else 0, np.int64)
     normed = plan.normed if plan.normed is not None else np.zeros(nm, np.bool_)
+    if backend == "cuda":
+        return _judged_stats_cuda(joff, jperm, has_jperm, jlab, plan, max_label, collection_size,
+                                  tabs, normed, len(ideal))
     with KERNEL_LOCK:
         judged_pass(joff, _ro(jperm, np.int64), has_jperm, _ro(jlab),
                     int(max(max_label, 0)), plan.kinds, plan.ks,
@@ -292,6 +298,23 @@ def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.
                     int(collection_size), tabs,
                     n_chunks(nq), out[0], out[1], nrel, idcg, nj, ideal)
     return JudgedStats(out[0], out[1], nrel, idcg, nj, joff, ideal)
+
+
+def _judged_stats_cuda(joff, jperm, has_jperm, jlab, plan, max_label, collection_size, tabs,
+                       normed, n_ideal) -> JudgedStats:
+    from uefast.gpu import cuda_unavailable_reason
+    from uefast.gpu.judged import judged_pass_cuda
+    from uefast.gpu.ranking import _emulating
+
+    reason = cuda_unavailable_reason()
+    if reason is not None:
+        raise RuntimeError(f"backend='cuda' cannot run: {reason}")
+    r = judged_pass_cuda(joff, jperm, has_jperm, jlab, int(max(max_label, 0)), plan.kinds,
+                         plan.ks, plan.gtypes, plan.rels, plan.fparams, plan.norms, plan.paper,
+                         normed, int(plan.need), int(plan.exp_gtype), int(collection_size), tabs,
+                         _emulating())
+    ideal = r.ideal[:n_ideal].astype(np.int64) if n_ideal else np.zeros(0, np.int64)
+    return JudgedStats(r.iub, r.reb, r.nrel, r.idcg, r.n_judged, joff, ideal)
 
 
 def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: np.ndarray,

@@ -239,7 +239,8 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         nq, ns = q_g.n_groups, sys_g.n_groups
         g = group_codes(scodes * nq + qcodes, ns * nq, q_g.keys)
         docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "(system, qid)")
-        judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe)
+        judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe,
+                              backend=backend)
         scores = score_array(column(t, cols[0], what), cols[0], what, check_nan=False)
         qref = np.arange(g.n_groups, dtype=np.int64)
         vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
@@ -258,7 +259,8 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
                        judged.nrel[keep], info)
     g = group_keys(qid_arr, names["qid"], what)
     docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "qid")
-    judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe)
+    judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe,
+                          backend=backend)
     nq = g.n_groups
     qref = np.arange(nq, dtype=np.int64)
     vals = np.empty((len(cols) * nq, len(mlist)))
@@ -354,7 +356,8 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     g = group_codes(codes, ns * nq, qkeys)
     docs, rising = _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)")
     plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
-    judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label, n_universe)
+    judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label,
+                          n_universe, backend=backend)
     scores = score_array(column(run_t, names["score"], "run"), names["score"], "run")
     qref = np.tile(np.arange(nq, dtype=np.int64), ns)
     vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
@@ -396,7 +399,8 @@ def _flag_values(qg, g, q_flags, r_flags, scores, qref, ties, docs, plan, judged
     """Values of the measures ``cols`` whose family reads judged flags (``label_source=
     "judged"``): judged pass on ``q_flags`` (every judged document 1), ranking on ``r_flags``;
     the judged statistics of those columns replaced in ``judged``."""
-    jf = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_flags, plan, 1, n_universe)
+    jf = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_flags, plan, 1, n_universe,
+                      backend=backend)
     for a, b in ((judged.iub, jf.iub), (judged.reb, jf.reb), (judged.nrel, jf.nrel),
                  (judged.idcg, jf.idcg)):
         a[:, cols] = b[:, cols]
