@@ -97,18 +97,28 @@ def _kernel_docs(docs: DocIds, ties: str) -> DocIds:
     return DocIds(docs.mode, _ro(docs.ints, np.int64), _ro(docs.offsets, np.int64), _ro(docs.data))
 
 
-def group_codes(codes: np.ndarray, n_codes: int, keys: pa.Array) -> Grouping:
-    """Group rows by dense codes in [0, n_codes) (negative codes left out) by counting sort."""
-    offsets, perm = counting_sort(codes, n_codes)
+def group_codes(codes: np.ndarray, n_codes: int, keys: pa.Array, backend: str = "cpu") -> Grouping:
+    """Group rows by dense codes in [0, n_codes) (negative codes left out) by counting sort;
+    ``backend="cuda"``: by a stable radix sort on the GPU
+    (:func:`uefast.gpu.grouping.counting_sort_cuda`, the same offsets and permutation)."""
+    if backend == "cuda":
+        from uefast.gpu.grouping import counting_sort_cuda
+        from uefast.gpu.ranking import _emulating
+
+        offsets, perm = counting_sort_cuda(codes, n_codes, _emulating())
+    else:
+        offsets, perm = counting_sort(codes, n_codes)
     return Grouping(offsets, perm, True, keys)
 
 
-def group_keys(arr: pa.Array, name: str = "qid", what: str = "input") -> Grouping:
+def group_keys(arr: pa.Array, name: str = "qid", what: str = "input",
+               backend: str = "cpu") -> Grouping:
     """Group the rows of a key column (integers or strings), keeping first-appearance order.
 
     Clustered input (each key in one contiguous run) needs no permutation and no hashing of rows:
     only the run heads are compared. Otherwise run heads are encoded (``np.unique`` for integers,
-    Arrow's hash ``dictionary_encode`` for strings) and rows are counting-sorted by code.
+    Arrow's hash ``dictionary_encode`` for strings) and rows are counting-sorted by code (on the
+    GPU with ``backend="cuda"``, :func:`group_codes`).
     """
     kind = key_kind(arr, name, what)
     dictionary = None
@@ -147,7 +157,7 @@ def group_keys(arr: pa.Array, name: str = "qid", what: str = "input") -> Groupin
         run_codes = numpy_view(enc.indices).astype(np.int64)
         keys = enc.dictionary
     row_codes = np.repeat(run_codes, np.diff(starts))
-    return group_codes(row_codes, len(keys), keys)
+    return group_codes(row_codes, len(keys), keys, backend)
 
 
 @dataclass(frozen=True)

@@ -233,11 +233,11 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
     if names["system"] in t.column_names:
         # long format: one score column, rows of each system; group by (system, qid)
         sys_g = group_keys(column(t, names["system"], what), names["system"], what)
-        q_g = group_keys(qid_arr, names["qid"], what)
+        q_g = group_keys(qid_arr, names["qid"], what, backend)
         scodes = _codes(sys_g, t.num_rows)
         qcodes = _codes(q_g, t.num_rows)
         nq, ns = q_g.n_groups, sys_g.n_groups
-        g = group_codes(scodes * nq + qcodes, ns * nq, q_g.keys)
+        g = group_codes(scodes * nq + qcodes, ns * nq, q_g.keys, backend)
         docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "(system, qid)")
         judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe,
                               backend=backend)
@@ -257,7 +257,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         return _Result(sys_g.keys.cast(pa.string()), q_g.keys, keep // nq, keep % nq, vals[keep],
                        judged.iub[keep], judged.reb[keep], sizes[keep], judged.n_judged[keep],
                        judged.nrel[keep], info)
-    g = group_keys(qid_arr, names["qid"], what)
+    g = group_keys(qid_arr, names["qid"], what, backend)
     docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "qid")
     judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe,
                           backend=backend)
@@ -324,7 +324,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     check_same_kind(r_doc, q_doc, dn, "run", "qrels")
     q_lab = label_array(column(qrels_t, names["label"], "qrels"), names["label"], "qrels", negative)
     max_label = int(q_lab.max())
-    qg = group_keys(q_qid, qn, "qrels")
+    qg = group_keys(q_qid, qn, "qrels", backend)
     qdocs = qrels_docids(qg, q_qid, q_doc, dn)
     # query codes of run rows in the qrels' dictionary (-1: query not in qrels)
     import pyarrow.compute as pc
@@ -353,7 +353,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
         sys_names = text_array(["run"])
     ns = len(sys_names)
     codes = np.where(qcodes >= 0, scodes * nq + qcodes, -1)
-    g = group_codes(codes, ns * nq, qkeys)
+    g = group_codes(codes, ns * nq, qkeys, backend)
     docs, rising = _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)")
     plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
     judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label,
@@ -371,7 +371,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     cond = [i for i, m in enumerate(mlist) if m.definition.condensed(m)]
     gj = None
     if cond:
-        gj = group_codes(np.where(hit >= 0, codes, -1), ns * nq, qkeys)
+        gj = group_codes(np.where(hit >= 0, codes, -1), ns * nq, qkeys, backend)
         vj = rank_values(gj.offsets, gj.perm, gj.has_perm, labels, scores, qref, ties, docs, plan,
                          judged, backend=backend)
         vals[:, cond] = vj[:, cond]
