@@ -48,22 +48,15 @@ python_routines(counting, judged)
 gpu_counting_ref.rank_by_sorting = gpu_counting_ref.rank_by_sorting.py_func  # the CPU's sort
 assert ranking.cuda_unavailable_reason() is None
 counting.WARP_THREADS = threads
-counting.BLOCK_THREADS = threads
+counting.BLOCK_THREADS = judged.BLOCK_THREADS = threads
 calls = []
-real = counting.rank_values_counting
-
-
-def spy(*args):
-    calls.append(args[:17])
-    return real(*args)
-
-
-counting.rank_values_counting = spy
 out = {}
 for d, t in tables.items():
     for ties in TIES:
         calls.clear()
-        got = uefast.evaluate(t, measures=MEASURES, ties=ties, backend="cuda")["value"].to_numpy()
+        with gpu_counting_ref.spying(calls):
+            got = uefast.evaluate(t, measures=MEASURES, ties=ties,
+                                  backend="cuda")["value"].to_numpy()
         mism = 0
         for args in calls:
             _, lab = counting.ranked_labels(*args, emulate=False)

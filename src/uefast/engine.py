@@ -39,7 +39,7 @@ from uefast.measures import Measure, PlanContext
 from uefast.measures._builtin import MAX_RAW_EXP_LABEL, PAPER_DCG_MAX_CUTOFF  # noqa: F401
 
 __all__ = ["KERNEL_LOCK", "Grouping", "MeasurePlan", "JudgedStats", "group_keys", "group_codes",
-           "plan_measures", "exp_gain_code", "top_k", "judged_stats", "rank_values", "duplicate_docid", "docid_ranks",
+           "plan_measures", "exp_gain_code", "top_k", "judged_stats", "rank_values", "rank_values_many", "duplicate_docid", "docid_ranks",
            "TIE_MODES",
            "tables"]
 
@@ -357,6 +357,33 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
     if nan_error is not None and nan.any():
         raise nan_error(first_nan(scores))
     return out
+
+
+def rank_values_many(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: np.ndarray,
+                     scores_list: list[np.ndarray], qref: np.ndarray, ties: str, docs: DocIds,
+                     plan: MeasurePlan, judged: JudgedStats,
+                     nan_errors: list[Callable[[int], Exception]] | None = None,
+                     doc_rising: np.ndarray | None = None, backend: str = "cpu") -> list[np.ndarray]:
+    """:func:`rank_values` of every score array of ``scores_list`` (several systems ranked on
+    one grouping), through the backend's ``rank_many`` (``cuda``: one upload of what the systems
+    share, each system's copy overlapped with the previous system's kernel). ``nan_errors[s]``
+    as ``nan_error`` of :func:`rank_values` for system s."""
+    from uefast.backends import get_backend
+
+    tabs = tables(max(_max_group(offsets), 1))
+    kd = _kernel_docs(docs, ties)
+    ioff, ideal = _ideal_state(judged)
+    knobs = {"counting_factor": float(COUNTING_FACTOR), "f32": bool(COUNTING_F32),
+             "sortnet": int(SORT_NETWORK), "top_k": top_k(plan) if TOP_K else 0}
+    scores_list = [_ro(s, np.float64) for s in scores_list]
+    res = get_backend(backend).rank_many(
+        _ro(offsets, np.int64), _ro(perm, np.int64), has_perm, _ro(labels), scores_list,
+        _ro(qref, np.int64), TIE_MODES[ties], kd, plan, judged, ioff, ideal, tabs,
+        _NO_RISING if doc_rising is None else _ro(doc_rising, np.uint8), knobs)
+    for s, (_, nan) in enumerate(res):
+        if nan_errors is not None and nan.any():
+            raise nan_errors[s](first_nan(scores_list[s]))
+    return [out for out, _ in res]
 
 
 def _ideal_state(judged: JudgedStats) -> tuple[np.ndarray, np.ndarray]:

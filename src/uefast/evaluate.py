@@ -18,6 +18,7 @@ from uefast.engine import (
     judged_stats,
     plan_measures,
     rank_values,
+    rank_values_many,
 )
 from uefast.errors import InputError, RowError
 from uefast.inputs import (
@@ -264,13 +265,22 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
     nq = g.n_groups
     qref = np.arange(nq, dtype=np.int64)
     vals = np.empty((len(cols) * nq, len(mlist)))
+    pipelined = backend == "cuda" and len(cols) > 1  # the systems pipelined on the GPU
+    if pipelined:
+        many = rank_values_many(g.offsets, g.perm, g.has_perm, labels,
+                                [score_array(column(t, c, what), c, what, check_nan=False)
+                                 for c in cols], qref, ties, docs, plan, judged,
+                                [score_nan_error(c, what) for c in cols], rising, backend)
     for s, c in enumerate(cols):
         # every row is in a query group, so the ranking kernel sees (and checks) every score
         scores = score_array(column(t, c, what), c, what, check_nan=False)
-        vals[s * nq:(s + 1) * nq] = rank_values(g.offsets, g.perm, g.has_perm, labels, scores,
-                                                qref, ties, docs, plan, judged,
-                                                nan_error=score_nan_error(c, what),
-                                                doc_rising=rising, backend=backend)
+        if pipelined:
+            vals[s * nq:(s + 1) * nq] = many[s]
+        else:
+            vals[s * nq:(s + 1) * nq] = rank_values(g.offsets, g.perm, g.has_perm, labels,
+                                                    scores, qref, ties, docs, plan, judged,
+                                                    nan_error=score_nan_error(c, what),
+                                                    doc_rising=rising, backend=backend)
         if flags:  # every candidate is judged: its flag is 1
             one = np.ones(len(labels), np.int8)
             vals[s * nq:(s + 1) * nq, flags] = _flag_values(g, g, one, one, scores, qref, ties,
