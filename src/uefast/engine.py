@@ -272,6 +272,19 @@ def _max_group(offsets: np.ndarray) -> int:
     return int(np.diff(offsets).max()) if len(offsets) > 1 else 0
 
 
+def judged_tables(joff: np.ndarray, plan: MeasurePlan, collection_size: int = 0) -> np.ndarray:
+    """The judged pass's lookup tables (:func:`tables`) for the judged groups ``joff``."""
+    # positions beyond a group's length are never read (K = min(k, n)), except by the paper's
+    # DCG REB, which sums the discounts to k
+    if collection_size > 0:
+        from uefast.universe import collection_tables
+
+        return collection_tables(plan, _max_group(joff), collection_size)
+    paper_k = [int(k) for meas, k, p in zip(plan.measures, plan.ks, plan.paper)
+               if p and meas.name in ("DCG", "nDCG")]
+    return tables(max(_max_group(joff), *paper_k, 1))
+
+
 def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.ndarray,
                  plan: MeasurePlan, max_label: int, collection_size: int = 0,
                  backend: str = "cpu") -> JudgedStats:
@@ -285,15 +298,7 @@ def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.
     nrel = np.zeros((nq, nm), np.int64)
     idcg = np.ones((nq, nm))
     nj = np.zeros(nq, np.int64)
-    # positions beyond a group's length are never read (K = min(k, n)), except by the paper's
-    # DCG REB, which sums the discounts to k
-    paper_k = [int(k) for meas, k, p in zip(plan.measures, plan.ks, plan.paper)
-               if p and meas.name in ("DCG", "nDCG")]
-    tabs = tables(max(_max_group(joff), *paper_k, 1))
-    if collection_size > 0:
-        from uefast.universe import collection_tables
-
-        tabs = collection_tables(plan, _max_group(joff), collection_size)
+    tabs = judged_tables(joff, plan, collection_size)
     joff = _ro(joff, np.int64)
     ideal = np.zeros(int(joff[-1]) if plan.keep_ideal and len(joff) else 0, np.int64)
     normed = plan.normed if plan.normed is not None else np.zeros(nm, np.bool_)

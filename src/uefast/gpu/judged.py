@@ -227,6 +227,7 @@ def judged_pass_cuda(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes,
                      mem=None) -> GpuJudged:
     """The judged pass of :func:`uefast.kernels.driver.judged_pass` (same arguments, less the
     chunking and the output arrays) on the GPU, or emulated on the CPU (``emulate``).
+    ``jperm`` and ``jlab`` may already be in GPU memory (read in place).
     ``mem``: the call's :class:`uefast.gpu.memory.DeviceMemory` (None: a new one). Values equal
     the CPU pass's up to floating-point contraction on the GPU (tests: within 1e-12); Np,
     ``n_judged`` and the sorted labels exactly."""
@@ -237,7 +238,13 @@ def judged_pass_cuda(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes,
     nhist = int(max(max_label, 0)) + 2
     if nhist > HIST_SLOTS:
         nhist = 0  # thread 0 sorts (heapsort), Np counted on the sorted labels
-    host = (joff, np.asarray(jperm, np.int64) if has_jperm else np.zeros(1, np.int64),
+    from uefast.gpu.memory import is_device_array
+
+    if not has_jperm:
+        jperm = np.zeros(1, np.int64)
+    elif not is_device_array(jperm):
+        jperm = np.asarray(jperm, np.int64)
+    host = (joff, jperm,
             bool(has_jperm), jlab, nhist, int(need), int(exp_gtype), kinds, ks, gtypes, rels,
             fparams, norms, paper, normed, int(n_universe), tabs)
     shapes = [((max(ntot, 1),), np.int64), ((nm, ntot + nq + 1), np.int64),
