@@ -36,12 +36,15 @@ import numpy as np  # noqa: E402
 
 skernels.bootstrap_sums(np.ones((36, 3)), np.uint64(1), 1, 0, np.empty((4, 36)),
                         np.empty(0, np.uint16))
+import uefast.gpu.device_input as device_input  # noqa: E402
+import uefast.gpu.grouping as grouping  # noqa: E402
 import uefast.gpu.judged as judged  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuda_simulator_setup import python_routines  # noqa: E402
 
-python_routines(ranking, counting, resample, rng, skernels, judged)
+python_routines(ranking, counting, resample, rng, skernels, judged, grouping, device_input)
 
 warnings.simplefilter("ignore", RuntimeWarning)
-counting.WARP_THREADS = counting.BLOCK_THREADS = resample.THREADS = 4
+counting.WARP_THREADS = counting.BLOCK_THREADS = resample.THREADS = judged.BLOCK_THREADS = 4
+grouping.SCAN_THREADS, grouping.TILE = 8, 16
 sys.exit(gpu_phases.main(["--queries", "3", "--rounds", "1", "--resamples", "8"]))

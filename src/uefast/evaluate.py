@@ -152,8 +152,10 @@ def evaluate(
         ``"cpu"`` (default): the Numba CPU engine. ``"cuda"``: rank and score every segment on an
         NVIDIA GPU (:mod:`uefast.gpu`; needs the ``gpu`` extra) with the same measure routines
         (the sort kernels; ``UEFAST_CUDA_KERNEL=counting`` ranks by counting, one thread block per
-        (system, query)); grouping, IUB and REB stay on the CPU. Same values. ``"auto"``: ``"cuda"`` where CuPy, a GPU and at least
-        :data:`uefast.gpu.memory.AUTO_MIN_ROWS` rows are present, else ``"cpu"``.
+        (system, query)); the grouping of unclustered rows and the judged pass (IUB, REB) run on
+        the GPU too, several score columns pipelined. Same values. ``"auto"``: ``"cuda"``
+        where CuPy, a GPU and at least :data:`uefast.gpu.memory.AUTO_MIN_ROWS` rows are
+        present, else ``"cpu"``. Columns already in GPU memory: :func:`uefast.gpu.evaluate_device`.
 
     Returns
     -------

@@ -159,6 +159,8 @@ def device_column(obj, name: str, host_memory: bool):
     if host_memory:
         if isinstance(obj, np.ndarray):
             return obj
+        if type(obj).__name__ == "FakeCUDAArray":  # numba's simulator: device memory is this
+            return obj._ary
         if hasattr(obj, "__cuda_array_interface__"):
             return _host_view(obj, name)
     elif hasattr(obj, "__cuda_array_interface__"):
