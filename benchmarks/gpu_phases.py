@@ -11,13 +11,20 @@ Prints the device name, driver and library versions, then for 1 system and 8 sys
 * the new path's phases, each timed on its own (CUDA events for device work, the host clock for
   host work): host prep (keys, tie-break keys, gather into segment order), H2D pageable
   (``numba.cuda.to_device``) vs pinned (CuPy staging when installed, else numba's
-  ``pinned_array``), device allocation, the judged pass (CPU, timed inside ``evaluate``), the
+  ``pinned_array``), device allocation, the judged pass (GPU, timed inside ``evaluate``), the
   rank+measures kernel (ranking and measures are one kernel), D2H, and the Arrow output
   (``uefast.evaluate._build_table``, timed inside ``evaluate``);
+* old path vs new path, pair by pair (:func:`issue27_phases`): grouping of shuffled rows (CPU
+  counting sort vs GPU radix sort, and its kernels alone on resident codes), the judged pass
+  (CPU vs GPU), the systems one counting call each vs pipelined (system s+1's copy on one stream
+  while system s's kernel runs on another), and ``evaluate`` from a host Arrow table vs
+  ``evaluate_device`` on columns already in GPU memory (with the CPU engine beside them);
 * GPU resampling: paired bootstrap sums for 28 pairs on the same topics, CPU kernel vs GPU.
 
-Exits with status 2 and one line naming the reason where no usable NVIDIA GPU exists. Bounded to
-a few minutes on an H100-class machine (the CPU engine's 8-system call is the longest, ~0.1 s).
+Exits with status 2 and one line naming the reason where no usable NVIDIA GPU exists. Meant to
+finish within 5 minutes on an H100-class machine (most of it numba-cuda's first compilation of
+each kernel; every timed call is warmed first); ``--rounds`` trades time for stability. It has
+run only in numba's CUDA simulator so far (``tests/test_gpu_phases.py``).
 """
 from __future__ import annotations
 
@@ -116,15 +123,22 @@ def phases(cuda, table, rounds: int) -> dict[str, float]:
 
     ev = importlib.import_module("uefast.evaluate")  # the module (uefast.evaluate is the function)
     acc: dict[str, list] = {}
+    import uefast.gpu.pipeline as pipeline
+
     calls = []
-    real_rvc = counting.rank_values_counting
+    real_rvc, real_many = counting.rank_values_counting, pipeline.rank_systems_counting
 
     def spy(*a):
         calls.append(a[:17])
         return real_rvc(*a)
 
-    counting.rank_values_counting = spy
-    reals = [(ev, "judged_stats", wrap_timed(ev, "judged_stats", acc, "judged pass (CPU)")),
+    def spy_many(*a):  # the systems' pipeline: one call per system, as the plain path makes
+        calls.extend(a[:4] + (sc,) + a[5:17] for sc in a[4])
+        return real_many(*a)
+
+    counting.rank_values_counting, pipeline.rank_systems_counting = spy, spy_many
+    reals = [(ev, "judged_stats", wrap_timed(ev, "judged_stats", acc,
+                                             "judged pass (GPU, in evaluate)")),
              (ev, "_build_table", wrap_timed(ev, "_build_table", acc, "Arrow output"))]
     try:
         for _ in range(rounds):
@@ -132,7 +146,7 @@ def phases(cuda, table, rounds: int) -> dict[str, float]:
             with host_timer(acc, "end to end (counting)"):
                 uefast.evaluate(table, measures=MEASURES, backend="cuda")
     finally:
-        counting.rank_values_counting = real_rvc
+        counting.rank_values_counting, pipeline.rank_systems_counting = real_rvc, real_many
         for mod, name, real in reals:
             setattr(mod, name, real)
     for _ in range(rounds):
@@ -175,6 +189,71 @@ def phases(cuda, table, rounds: int) -> dict[str, float]:
                                                        False, mem=mem)))
             acc.setdefault("D2H values", []).append(event_time(cuda, lambda: mem.to_host(d_out)))
     return {k: statistics.median(v) for k, v in acc.items()}
+
+
+def issue27_phases(cuda, table, rounds: int) -> list[tuple[str, float, float | None]]:
+    """Old path vs new path, each pair in the same process (best of ``rounds``; every new
+    function is called once before it is timed, so compilation is not counted): grouping of
+    unclustered rows, the judged pass, systems one call each vs pipelined, host Arrow input vs
+    columns already on the device. ``(label, seconds, old/new ratio or None)`` rows."""
+    import uefast
+    import uefast.gpu.pipeline as pipeline
+    import uefast.gpu.ranking as ranking
+    from uefast.engine import judged_stats, plan_measures
+    from uefast.gpu.device_input import evaluate_device
+    from uefast.gpu.grouping import counting_sort_cuda
+    from uefast.kernels.grouping import counting_sort
+    from uefast.measures import parse_measures
+
+    out = []
+
+    def pair(label_old, old, label_new, new):
+        old(), new()  # compile / warm up
+        t_old, t_new = best(old, rounds), best(new, rounds)
+        out.extend([(label_old, t_old, None), (label_new, t_new, t_old / t_new)])
+
+    qid = np.ascontiguousarray(table["qid"].to_numpy())
+    labels = np.ascontiguousarray(table["label"].to_numpy())
+    n, nq = len(qid), int(qid.max()) + 1
+    shuffle = np.random.default_rng(0).permutation(n)
+    codes, lab_sh = qid[shuffle], labels[shuffle]
+    pair("grouping CPU (counting sort, shuffled rows)", lambda: counting_sort(codes, nq),
+         "grouping GPU (radix sort, incl. H2D codes + D2H)",
+         lambda: counting_sort_cuda(codes, nq, False))
+    d_codes = cuda.to_device(codes)
+    counting_sort_cuda(d_codes, nq, False, to_host=False)
+    out.append(("grouping GPU kernels only (codes resident, events)", min(
+        event_time(cuda, lambda: counting_sort_cuda(d_codes, nq, False, to_host=False))
+        for _ in range(rounds)), None))
+    offsets, perm = counting_sort(codes, nq)
+    max_label = int(labels.max())
+    plan = plan_measures(parse_measures(MEASURES), max_label=max_label)
+    pair("judged pass CPU", lambda: judged_stats(offsets, perm, True, lab_sh, plan, max_label),
+         "judged pass GPU (incl. transfers)",
+         lambda: judged_stats(offsets, perm, True, lab_sh, plan, max_label, backend="cuda"))
+    score_cols = [c for c in table.column_names if c.startswith("sys")]
+    if len(score_cols) > 1:
+        calls = []
+        real = pipeline.rank_systems_counting
+        pipeline.rank_systems_counting = lambda *a: calls.append(a[:17]) or real(*a)
+        try:
+            uefast.evaluate(table, measures=MEASURES, backend="cuda")
+        finally:
+            pipeline.rank_systems_counting = real
+        a = calls[0]
+        pair(f"{len(a[4])} systems, one counting call each",
+             lambda: [ranking.rank_values_cuda(*a[:4], sc, *a[5:]) for sc in a[4]],
+             f"{len(a[4])} systems pipelined (copy s+1 || kernel s)",
+             lambda: ranking.rank_systems_cuda(*a))
+    cols = {"qid": qid, "label": labels, **{c: table[c].to_numpy() for c in score_cols}}
+    dev = {k: cuda.to_device(np.ascontiguousarray(v)) for k, v in cols.items()}
+    out.append(("evaluate CPU engine, host Arrow (ties=input)", best(
+        lambda: uefast.evaluate(table, measures=MEASURES, ties="input"), rounds), None))
+    pair("evaluate GPU from host Arrow (ties=input)",
+         lambda: uefast.evaluate(table, measures=MEASURES, ties="input", backend="cuda"),
+         "evaluate_device, columns already on the GPU",
+         lambda: evaluate_device(dev, measures=MEASURES, ties="input"))
+    return out
 
 
 def resampling(cuda, n_topics: int, n_resamples: int, rounds: int) -> dict[str, float]:
@@ -238,6 +317,10 @@ def main(argv=None) -> int:
         print("phases of the counting path (per kernel call = per system, median):")
         for k, v in phases(cuda, t, args.rounds).items():
             print(f"  {k:48s} {v:,.0f} B" if k == "H2D bytes" else f"  {k:48s} {v * 1e3:10.3f} ms")
+        print("issue 27 phases, old path then new path (best of rounds):")
+        for k, v, ratio in issue27_phases(cuda, t, args.rounds):
+            tail = "" if ratio is None else f"   old/new {ratio:.2f}x"
+            print(f"  {k:52s} {v * 1e3:10.3f} ms{tail}")
     for k, v in resampling(cuda, nq, args.resamples, args.rounds).items():
         print(f"{k:48s} {v * 1e3:10.2f} ms")
     return 0

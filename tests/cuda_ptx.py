@@ -1,5 +1,5 @@
 """Compile the new CUDA kernels to PTX (no GPU needed) -- rank by counting for int32 and int64
-score keys, bootstrap and sign-flip resampling -- and print the PTX sizes as JSON; exit 3 with a
+score keys, the judged pass for int8 and int64 labels, the grouping radix sort, the device-input kernels, bootstrap and sign-flip resampling -- and print the PTX sizes as JSON; exit 3 with a
 reason on stderr where it cannot be tried here.
 
 Needs numba-cuda (the ``gpu`` extra: numba's own deprecated ``numba.cuda`` cannot type ``min``
@@ -29,12 +29,18 @@ except Exception as e:
 import numba as nb  # noqa: E402
 
 import uefast.gpu.counting as counting  # noqa: E402
+import uefast.gpu.device_input as device_input  # noqa: E402
+import uefast.gpu.grouping as grouping  # noqa: E402
+import uefast.gpu.judged as judged  # noqa: E402
 import uefast.gpu.resample as resample  # noqa: E402
 
 CC = (9, 0)
 if not cuda.is_available():
     dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=CC)
 counting._kernel()  # binds the modules' `cuda`
+judged._kernel()
+grouping._kernels()
+device_input._kernels()
 resample._kernels()
 
 
@@ -62,9 +68,29 @@ out = {}
 for key in (nb.int32, nb.int64):
     sig = (arr(I64), arr(I64), arr(key), arr(nb.int32), arr(nb.int32), arr(I64), I64,
            arr(I64), arr(I64), arr(I64), arr(I64), arr(F64), arr(I64),
-           arr(I64, 2), arr(F64, 2), arr(F64, 2), arr(I64),
+           arr(I64, 2), arr(F64, 2), arr(I64), arr(I64), arr(F64, 2), arr(I64),
            arr(I64), arr(nb.int8), arr(I64), arr(I64, 2), arr(F64, 2), arr(F64, 2))
     out[f"counting {key}"] = ptx(counting._count_kernel, sig)
+# device input: int64 keys, the permutation (int64) as tie-break keys
+sig = sig[:3] + (arr(I64),) + sig[4:]
+out["counting int64, int64 tie-breaks"] = ptx(counting._count_kernel, sig)
+for lab_t in (nb.int8, nb.int64):
+    jsig = (arr(I64), arr(I64), nb.boolean, arr(lab_t), I64, I64, I64, arr(I64), arr(I64),
+            arr(I64), arr(I64), arr(F64), arr(I64), arr(nb.boolean), arr(nb.boolean), I64,
+            arr(F64, 2), arr(I64), arr(I64, 2), arr(F64, 2), arr(I64, 2), arr(F64, 2),
+            arr(F64, 2), arr(I64, 2), arr(F64, 2), arr(I64))
+    out[f"judged {lab_t}"] = ptx(judged._judged_kernel, jsig)
+A = arr(I64)
+for name, fn, sig in (
+        ("grouping init", grouping._init_kernel, (arr(nb.int32), I64, I64, A, A)),
+        ("grouping hist", grouping._hist_kernel, (A, I64, I64, I64, I64, A)),
+        ("grouping scan", grouping._scan_kernel, (A, I64)),
+        ("grouping scatter", grouping._scatter_kernel, (A, A, I64, I64, I64, I64, A, A, A)),
+        ("grouping starts", grouping._starts_kernel, (A, I64, I64, A)),
+        ("device minmax", device_input._minmax_kernel, (arr(nb.int8), I64, A)),
+        ("device gather", device_input._gather_kernel,
+         (A, I64, A, arr(F64), arr(nb.int8), A, arr(nb.int32), A))):
+    out[name] = ptx(fn, sig)
 rsig = (arr(F64, 2), nb.uint64, I64, I64, arr(F64, 2), arr(F64, 2))
 out["bootstrap"] = ptx(resample._boot_kernel, rsig)
 out["signflip"] = ptx(resample._flip_kernel, rsig)

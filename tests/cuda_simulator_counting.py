@@ -18,7 +18,6 @@ os.environ.pop("UEFAST_CUDA_EMULATE", None)
 os.environ["UEFAST_CUDA_KERNEL"] = "counting"
 
 import numpy as np  # noqa: E402
-from numba.core.registry import CPUDispatcher  # noqa: E402
 
 try:
     from numba import cuda  # noqa: E402,F401
@@ -40,36 +39,24 @@ cpu = {(d, ties): uefast.evaluate(t, measures=MEASURES, ties=ties)["value"].to_n
 
 import uefast.gpu.counting as counting  # noqa: E402
 import uefast.gpu.ranking as ranking  # noqa: E402
-import uefast.kernels.dispatch as dispatch  # noqa: E402
-import uefast.kernels.metrics as metrics  # noqa: E402
-import uefast.kernels.routines as routines  # noqa: E402
-import uefast.kernels.sakai as sakai  # noqa: E402
-import uefast.kernels.segment as segment  # noqa: E402
 
 # the host-side tie order (uefast.gpu.keys) stays compiled: it runs on the CPU in every mode
-for mod in (segment, metrics, routines, sakai, dispatch, counting):
-    for name, obj in list(vars(mod).items()):
-        if isinstance(obj, CPUDispatcher):
-            setattr(mod, name, obj.py_func)
+import uefast.gpu.judged as judged  # noqa: E402
+from cuda_simulator_setup import python_routines  # noqa: E402
+
+python_routines(counting, judged)
 gpu_counting_ref.rank_by_sorting = gpu_counting_ref.rank_by_sorting.py_func  # the CPU's sort
 assert ranking.cuda_unavailable_reason() is None
 counting.WARP_THREADS = threads
-counting.BLOCK_THREADS = threads
+counting.BLOCK_THREADS = judged.BLOCK_THREADS = threads
 calls = []
-real = counting.rank_values_counting
-
-
-def spy(*args):
-    calls.append(args[:17])
-    return real(*args)
-
-
-counting.rank_values_counting = spy
 out = {}
 for d, t in tables.items():
     for ties in TIES:
         calls.clear()
-        got = uefast.evaluate(t, measures=MEASURES, ties=ties, backend="cuda")["value"].to_numpy()
+        with gpu_counting_ref.spying(calls):
+            got = uefast.evaluate(t, measures=MEASURES, ties=ties,
+                                  backend="cuda")["value"].to_numpy()
         mism = 0
         for args in calls:
             _, lab = counting.ranked_labels(*args, emulate=False)

@@ -11,7 +11,6 @@ from pathlib import Path
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 os.environ.pop("UEFAST_CUDA_EMULATE", None)
 
-from numba.core.registry import CPUDispatcher  # noqa: E402
 
 try:
     from numba import cuda  # noqa: E402,F401
@@ -22,12 +21,6 @@ except Exception as e:
 import uefast.gpu.counting as counting  # noqa: E402
 import uefast.gpu.ranking as ranking  # noqa: E402
 import uefast.gpu.resample as resample  # noqa: E402
-import uefast.kernels.dispatch as dispatch  # noqa: E402
-import uefast.kernels.metrics as metrics  # noqa: E402
-import uefast.kernels.routines as routines  # noqa: E402
-import uefast.kernels.sakai as sakai  # noqa: E402
-import uefast.kernels.ordering as ordering  # noqa: E402
-import uefast.kernels.segment as segment  # noqa: E402
 import uefast.stats._kernels as skernels  # noqa: E402
 import uefast.stats._rng as rng  # noqa: E402
 
@@ -43,12 +36,15 @@ import numpy as np  # noqa: E402
 
 skernels.bootstrap_sums(np.ones((36, 3)), np.uint64(1), 1, 0, np.empty((4, 36)),
                         np.empty(0, np.uint16))
-for mod in (segment, ordering, metrics, routines, sakai, dispatch, ranking, counting, resample,
-            rng, skernels):
-    for name, obj in list(vars(mod).items()):
-        if isinstance(obj, CPUDispatcher):
-            setattr(mod, name, obj.py_func)
+import uefast.gpu.device_input as device_input  # noqa: E402
+import uefast.gpu.grouping as grouping  # noqa: E402
+import uefast.gpu.judged as judged  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cuda_simulator_setup import python_routines  # noqa: E402
+
+python_routines(ranking, counting, resample, rng, skernels, judged, grouping, device_input)
 
 warnings.simplefilter("ignore", RuntimeWarning)
-counting.WARP_THREADS = counting.BLOCK_THREADS = resample.THREADS = 4
+counting.WARP_THREADS = counting.BLOCK_THREADS = resample.THREADS = judged.BLOCK_THREADS = 4
+grouping.SCAN_THREADS, grouping.TILE = 8, 16
 sys.exit(gpu_phases.main(["--queries", "3", "--rounds", "1", "--resamples", "8"]))

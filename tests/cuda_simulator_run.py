@@ -18,7 +18,6 @@ os.environ["UEFAST_CUDA_KERNEL"] = "sort"  # the counting kernel: tests/cuda_sim
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
-from numba.core.registry import CPUDispatcher  # noqa: E402
 
 try:
     from numba import cuda  # noqa: E402,F401
@@ -45,17 +44,12 @@ cpu = {ties: uefast.evaluate(t, measures=measures, ties=ties)["value"].to_numpy(
        for ties in ties_all}
 
 import uefast.gpu.ranking as ranking  # noqa: E402
-import uefast.kernels.dispatch as dispatch  # noqa: E402
-import uefast.kernels.metrics as metrics  # noqa: E402
-import uefast.kernels.routines as routines  # noqa: E402
-import uefast.kernels.sakai as sakai  # noqa: E402
-import uefast.kernels.ordering as ordering  # noqa: E402
-import uefast.kernels.segment as segment  # noqa: E402
 
-for mod in (segment, ordering, metrics, routines, sakai, dispatch, ranking):
-    for name, obj in list(vars(mod).items()):
-        if isinstance(obj, CPUDispatcher):
-            setattr(mod, name, obj.py_func)
+import uefast.gpu.judged as judged  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cuda_simulator_setup import python_routines  # noqa: E402
+
+python_routines(ranking, judged)
 assert ranking.cuda_unavailable_reason() is None
 ranking._NET_THREADS = 8  # 8 simulated threads per block: every thread handles several slots
 out = {}

@@ -3,6 +3,8 @@ script ``tests/cuda_simulator_counting.py``): capture the arguments the CUDA bac
 from ``uefast.evaluate``, and the CPU engine's ranked labels to compare rank by rank."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pyarrow as pa
 
@@ -37,21 +39,38 @@ def small_table(seed: int, nq: int = 12, max_docs: int = 40, docids: str = "int"
     return pa.table(cols)
 
 
-def capture_calls(table: pa.Table, ties: str, measures=MEASURES) -> list[tuple]:
-    """The argument tuples of every ``rank_values_counting`` call (one per score column) made by
-    ``evaluate(table, backend="cuda")``; the calls themselves still run."""
-    calls = []
-    real = counting.rank_values_counting
+@contextmanager
+def spying(calls: list):
+    """Within the block, every counting-kernel call of the CUDA backend appends its
+    per-system argument tuple (what ``rank_values_counting`` takes, less its last two) to
+    ``calls``: one call per system, through ``rank_values_counting`` or the systems' pipeline
+    (:func:`uefast.gpu.pipeline.rank_systems_counting`); the calls themselves still run."""
+    import uefast.gpu.pipeline as pipeline
+
+    real, real_many = counting.rank_values_counting, pipeline.rank_systems_counting
 
     def spy(*args):
         calls.append(args[:17])
         return real(*args)
 
-    counting.rank_values_counting = spy
+    def spy_many(*args):
+        for sc in args[4]:
+            calls.append(args[:4] + (sc,) + args[5:17])
+        return real_many(*args)
+
+    counting.rank_values_counting, pipeline.rank_systems_counting = spy, spy_many
     try:
-        uefast.evaluate(table, measures=measures, ties=ties, backend="cuda")
+        yield calls
     finally:
-        counting.rank_values_counting = real
+        counting.rank_values_counting, pipeline.rank_systems_counting = real, real_many
+
+
+def capture_calls(table: pa.Table, ties: str, measures=MEASURES) -> list[tuple]:
+    """The argument tuples of every counting-kernel call (one per score column) made by
+    ``evaluate(table, backend="cuda")`` (:func:`spying`)."""
+    calls = []
+    with spying(calls):
+        uefast.evaluate(table, measures=measures, ties=ties, backend="cuda")
     return calls
 
 

@@ -1,8 +1,9 @@
 """The ranking backends behind one seam: ``backend="cpu"`` (Numba threads,
 :func:`uefast.kernels.driver.ranking_pass`) and ``backend="cuda"`` (NVIDIA GPUs through
 numba.cuda, :mod:`uefast.gpu`). A backend ranks the segments and computes every measure's value;
-grouping and the judged pass stay on the CPU. Adding one (another accelerator) is a class with
-``name``, ``unavailable_reason()`` and ``rank()`` in :data:`BACKENDS`.
+``cuda`` also groups unclustered rows and runs the judged pass on the GPU (``uefast.engine``
+asks for them by backend name). Adding one (another accelerator) is a class with ``name``,
+``unavailable_reason()``, ``rank()`` and ``rank_many()`` in :data:`BACKENDS`.
 """
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ class Backend(Protocol):
     def rank(self, offsets, perm, has_perm, labels, scores, qref, tie_mode, docs, plan, judged,
              ioff, ideal, tabs, doc_rising, knobs) -> tuple[np.ndarray, np.ndarray]:
         """``(values [n_segments, n_measures], NaN-score counts)``."""
+
+    def rank_many(self, offsets, perm, has_perm, labels, scores_list, qref, tie_mode, docs, plan,
+                  judged, ioff, ideal, tabs, doc_rising, knobs) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`rank` of each score array of ``scores_list``: several systems on one
+        grouping (a backend may overlap their transfers and kernels)."""
 
 
 class CpuBackend:
@@ -47,6 +53,10 @@ class CpuBackend:
                          knobs["f32"], knobs["sortnet"], knobs["top_k"], doc_rising, out, nan)
         return out, nan
 
+    def rank_many(self, offsets, perm, has_perm, labels, scores_list, *rest):
+        """:meth:`rank` of each score array of ``scores_list`` (systems on one grouping)."""
+        return _rank_each(self, offsets, perm, has_perm, labels, scores_list, *rest)
+
 
 class CudaBackend:
     name = "cuda"
@@ -64,6 +74,21 @@ class CudaBackend:
             offsets, perm, has_perm, labels, scores, qref, tie_mode, docs.mode, docs.ints,
             docs.offsets, docs.data, (plan.kinds, plan.ks, plan.gtypes, plan.rels, plan.fparams,
                                       plan.norms), judged.nrel, judged.idcg, ioff, ideal, tabs)
+
+    def rank_many(self, offsets, perm, has_perm, labels, scores_list, qref, tie_mode, docs, plan,
+                  judged, ioff, ideal, tabs, doc_rising, knobs):
+        """:meth:`rank` of each score array, the systems pipelined on the GPU
+        (:func:`uefast.gpu.ranking.rank_systems_cuda`)."""
+        from uefast.gpu.ranking import rank_systems_cuda
+
+        return rank_systems_cuda(
+            offsets, perm, has_perm, labels, scores_list, qref, tie_mode, docs.mode, docs.ints,
+            docs.offsets, docs.data, (plan.kinds, plan.ks, plan.gtypes, plan.rels, plan.fparams,
+                                      plan.norms), judged.nrel, judged.idcg, ioff, ideal, tabs)
+
+
+def _rank_each(backend, offsets, perm, has_perm, labels, scores_list, *rest):
+    return [backend.rank(offsets, perm, has_perm, labels, sc, *rest) for sc in scores_list]
 
 
 BACKENDS: dict[str, Backend] = {"cpu": CpuBackend(), "cuda": CudaBackend()}

@@ -39,7 +39,7 @@ from uefast.measures import Measure, PlanContext
 from uefast.measures._builtin import MAX_RAW_EXP_LABEL, PAPER_DCG_MAX_CUTOFF  # noqa: F401
 
 __all__ = ["KERNEL_LOCK", "Grouping", "MeasurePlan", "JudgedStats", "group_keys", "group_codes",
-           "plan_measures", "exp_gain_code", "top_k", "judged_stats", "rank_values", "duplicate_docid", "docid_ranks",
+           "plan_measures", "exp_gain_code", "top_k", "judged_stats", "rank_values", "rank_values_many", "duplicate_docid", "docid_ranks",
            "TIE_MODES",
            "tables"]
 
@@ -97,18 +97,28 @@ def _kernel_docs(docs: DocIds, ties: str) -> DocIds:
     return DocIds(docs.mode, _ro(docs.ints, np.int64), _ro(docs.offsets, np.int64), _ro(docs.data))
 
 
-def group_codes(codes: np.ndarray, n_codes: int, keys: pa.Array) -> Grouping:
-    """Group rows by dense codes in [0, n_codes) (negative codes left out) by counting sort."""
-    offsets, perm = counting_sort(codes, n_codes)
+def group_codes(codes: np.ndarray, n_codes: int, keys: pa.Array, backend: str = "cpu") -> Grouping:
+    """Group rows by dense codes in [0, n_codes) (negative codes left out) by counting sort;
+    ``backend="cuda"``: by a stable radix sort on the GPU
+    (:func:`uefast.gpu.grouping.counting_sort_cuda`, the same offsets and permutation)."""
+    if backend == "cuda":
+        from uefast.gpu.grouping import counting_sort_cuda
+        from uefast.gpu.ranking import _emulating
+
+        offsets, perm = counting_sort_cuda(codes, n_codes, _emulating())
+    else:
+        offsets, perm = counting_sort(codes, n_codes)
     return Grouping(offsets, perm, True, keys)
 
 
-def group_keys(arr: pa.Array, name: str = "qid", what: str = "input") -> Grouping:
+def group_keys(arr: pa.Array, name: str = "qid", what: str = "input",
+               backend: str = "cpu") -> Grouping:
     """Group the rows of a key column (integers or strings), keeping first-appearance order.
 
     Clustered input (each key in one contiguous run) needs no permutation and no hashing of rows:
     only the run heads are compared. Otherwise run heads are encoded (``np.unique`` for integers,
-    Arrow's hash ``dictionary_encode`` for strings) and rows are counting-sorted by code.
+    Arrow's hash ``dictionary_encode`` for strings) and rows are counting-sorted by code (on the
+    GPU with ``backend="cuda"``, :func:`group_codes`).
     """
     kind = key_kind(arr, name, what)
     dictionary = None
@@ -147,7 +157,7 @@ def group_keys(arr: pa.Array, name: str = "qid", what: str = "input") -> Groupin
         run_codes = numpy_view(enc.indices).astype(np.int64)
         keys = enc.dictionary
     row_codes = np.repeat(run_codes, np.diff(starts))
-    return group_codes(row_codes, len(keys), keys)
+    return group_codes(row_codes, len(keys), keys, backend)
 
 
 @dataclass(frozen=True)
@@ -262,28 +272,39 @@ def _max_group(offsets: np.ndarray) -> int:
     return int(np.diff(offsets).max()) if len(offsets) > 1 else 0
 
 
+def judged_tables(joff: np.ndarray, plan: MeasurePlan, collection_size: int = 0) -> np.ndarray:
+    """The judged pass's lookup tables (:func:`tables`) for the judged groups ``joff``."""
+    # positions beyond a group's length are never read (K = min(k, n)), except by the paper's
+    # DCG REB, which sums the discounts to k
+    if collection_size > 0:
+        from uefast.universe import collection_tables
+
+        return collection_tables(plan, _max_group(joff), collection_size)
+    paper_k = [int(k) for meas, k, p in zip(plan.measures, plan.ks, plan.paper)
+               if p and meas.name in ("DCG", "nDCG")]
+    return tables(max(_max_group(joff), *paper_k, 1))
+
+
 def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.ndarray,
-                 plan: MeasurePlan, max_label: int, collection_size: int = 0) -> JudgedStats:
+                 plan: MeasurePlan, max_label: int, collection_size: int = 0,
+                 backend: str = "cpu") -> JudgedStats:
     """Run :func:`~uefast.kernels.driver.judged_pass` over the judged groups. With
     ``collection_size`` N > 0, REB is over a collection of N documents, the unjudged ones
-    non-relevant (:mod:`uefast.universe`; every measure's family has a closed-form REB)."""
+    non-relevant (:mod:`uefast.universe`; every measure's family has a closed-form REB).
+    ``backend="cuda"``: the same pass by one GPU kernel (:func:`uefast.gpu.judged.judged_pass_cuda`,
+    the same per-measure routine)."""
     nq, nm = len(joff) - 1, len(plan.measures)
     out = [np.zeros((nq, nm)) for _ in range(2)]
     nrel = np.zeros((nq, nm), np.int64)
     idcg = np.ones((nq, nm))
     nj = np.zeros(nq, np.int64)
-    # positions beyond a group's length are never read (K = min(k, n)), except by the paper's
-    # DCG REB, which sums the discounts to k
-    paper_k = [int(k) for meas, k, p in zip(plan.measures, plan.ks, plan.paper)
-               if p and meas.name in ("DCG", "nDCG")]
-    tabs = tables(max(_max_group(joff), *paper_k, 1))
-    if collection_size > 0:
-        from uefast.universe import collection_tables
-
-        tabs = collection_tables(plan, _max_group(joff), collection_size)
+    tabs = judged_tables(joff, plan, collection_size)
     joff = _ro(joff, np.int64)
     ideal = np.zeros(int(joff[-1]) if plan.keep_ideal and len(joff) else 0, np.int64)
     normed = plan.normed if plan.normed is not None else np.zeros(nm, np.bool_)
+    if backend == "cuda":
+        return _judged_stats_cuda(joff, jperm, has_jperm, jlab, plan, max_label, collection_size,
+                                  tabs, normed, len(ideal))
     with KERNEL_LOCK:
         judged_pass(joff, _ro(jperm, np.int64), has_jperm, _ro(jlab),
                     int(max(max_label, 0)), plan.kinds, plan.ks,
@@ -292,6 +313,23 @@ def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.
                     int(collection_size), tabs,
                     n_chunks(nq), out[0], out[1], nrel, idcg, nj, ideal)
     return JudgedStats(out[0], out[1], nrel, idcg, nj, joff, ideal)
+
+
+def _judged_stats_cuda(joff, jperm, has_jperm, jlab, plan, max_label, collection_size, tabs,
+                       normed, n_ideal) -> JudgedStats:
+    from uefast.gpu import cuda_unavailable_reason
+    from uefast.gpu.judged import judged_pass_cuda
+    from uefast.gpu.ranking import _emulating
+
+    reason = cuda_unavailable_reason()
+    if reason is not None:
+        raise RuntimeError(f"backend='cuda' cannot run: {reason}")
+    r = judged_pass_cuda(joff, jperm, has_jperm, jlab, int(max(max_label, 0)), plan.kinds,
+                         plan.ks, plan.gtypes, plan.rels, plan.fparams, plan.norms, plan.paper,
+                         normed, int(plan.need), int(plan.exp_gtype), int(collection_size), tabs,
+                         _emulating())
+    ideal = r.ideal[:n_ideal].astype(np.int64) if n_ideal else np.zeros(0, np.int64)
+    return JudgedStats(r.iub, r.reb, r.nrel, r.idcg, r.n_judged, joff, ideal)
 
 
 def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: np.ndarray,
@@ -324,6 +362,33 @@ def rank_values(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: n
     if nan_error is not None and nan.any():
         raise nan_error(first_nan(scores))
     return out
+
+
+def rank_values_many(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labels: np.ndarray,
+                     scores_list: list[np.ndarray], qref: np.ndarray, ties: str, docs: DocIds,
+                     plan: MeasurePlan, judged: JudgedStats,
+                     nan_errors: list[Callable[[int], Exception]] | None = None,
+                     doc_rising: np.ndarray | None = None, backend: str = "cpu") -> list[np.ndarray]:
+    """:func:`rank_values` of every score array of ``scores_list`` (several systems ranked on
+    one grouping), through the backend's ``rank_many`` (``cuda``: one upload of what the systems
+    share, each system's copy overlapped with the previous system's kernel). ``nan_errors[s]``
+    as ``nan_error`` of :func:`rank_values` for system s."""
+    from uefast.backends import get_backend
+
+    tabs = tables(max(_max_group(offsets), 1))
+    kd = _kernel_docs(docs, ties)
+    ioff, ideal = _ideal_state(judged)
+    knobs = {"counting_factor": float(COUNTING_FACTOR), "f32": bool(COUNTING_F32),
+             "sortnet": int(SORT_NETWORK), "top_k": top_k(plan) if TOP_K else 0}
+    scores_list = [_ro(s, np.float64) for s in scores_list]
+    res = get_backend(backend).rank_many(
+        _ro(offsets, np.int64), _ro(perm, np.int64), has_perm, _ro(labels), scores_list,
+        _ro(qref, np.int64), TIE_MODES[ties], kd, plan, judged, ioff, ideal, tabs,
+        _NO_RISING if doc_rising is None else _ro(doc_rising, np.uint8), knobs)
+    for s, (_, nan) in enumerate(res):
+        if nan_errors is not None and nan.any():
+            raise nan_errors[s](first_nan(scores_list[s]))
+    return [out for out, _ in res]
 
 
 def _ideal_state(judged: JudgedStats) -> tuple[np.ndarray, np.ndarray]:

@@ -18,6 +18,7 @@ from uefast.engine import (
     judged_stats,
     plan_measures,
     rank_values,
+    rank_values_many,
 )
 from uefast.errors import InputError, RowError
 from uefast.inputs import (
@@ -151,8 +152,10 @@ def evaluate(
         ``"cpu"`` (default): the Numba CPU engine. ``"cuda"``: rank and score every segment on an
         NVIDIA GPU (:mod:`uefast.gpu`; needs the ``gpu`` extra) with the same measure routines
         (the sort kernels; ``UEFAST_CUDA_KERNEL=counting`` ranks by counting, one thread block per
-        (system, query)); grouping, IUB and REB stay on the CPU. Same values. ``"auto"``: ``"cuda"`` where CuPy, a GPU and at least
-        :data:`uefast.gpu.memory.AUTO_MIN_ROWS` rows are present, else ``"cpu"``.
+        (system, query)); the grouping of unclustered rows and the judged pass (IUB, REB) run on
+        the GPU too, several score columns pipelined. Same values. ``"auto"``: ``"cuda"``
+        where CuPy, a GPU and at least :data:`uefast.gpu.memory.AUTO_MIN_ROWS` rows are
+        present, else ``"cpu"``. Columns already in GPU memory: :func:`uefast.gpu.evaluate_device`.
 
     Returns
     -------
@@ -233,13 +236,14 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
     if names["system"] in t.column_names:
         # long format: one score column, rows of each system; group by (system, qid)
         sys_g = group_keys(column(t, names["system"], what), names["system"], what)
-        q_g = group_keys(qid_arr, names["qid"], what)
+        q_g = group_keys(qid_arr, names["qid"], what, backend)
         scodes = _codes(sys_g, t.num_rows)
         qcodes = _codes(q_g, t.num_rows)
         nq, ns = q_g.n_groups, sys_g.n_groups
-        g = group_codes(scodes * nq + qcodes, ns * nq, q_g.keys)
+        g = group_codes(scodes * nq + qcodes, ns * nq, q_g.keys, backend)
         docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "(system, qid)")
-        judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe)
+        judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe,
+                              backend=backend)
         scores = score_array(column(t, cols[0], what), cols[0], what, check_nan=False)
         qref = np.arange(g.n_groups, dtype=np.int64)
         vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
@@ -256,19 +260,29 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
         return _Result(sys_g.keys.cast(pa.string()), q_g.keys, keep // nq, keep % nq, vals[keep],
                        judged.iub[keep], judged.reb[keep], sizes[keep], judged.n_judged[keep],
                        judged.nrel[keep], info)
-    g = group_keys(qid_arr, names["qid"], what)
+    g = group_keys(qid_arr, names["qid"], what, backend)
     docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "qid")
-    judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe)
+    judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe,
+                          backend=backend)
     nq = g.n_groups
     qref = np.arange(nq, dtype=np.int64)
     vals = np.empty((len(cols) * nq, len(mlist)))
+    pipelined = backend == "cuda" and len(cols) > 1  # the systems pipelined on the GPU
+    if pipelined:
+        many = rank_values_many(g.offsets, g.perm, g.has_perm, labels,
+                                [score_array(column(t, c, what), c, what, check_nan=False)
+                                 for c in cols], qref, ties, docs, plan, judged,
+                                [score_nan_error(c, what) for c in cols], rising, backend)
     for s, c in enumerate(cols):
         # every row is in a query group, so the ranking kernel sees (and checks) every score
         scores = score_array(column(t, c, what), c, what, check_nan=False)
-        vals[s * nq:(s + 1) * nq] = rank_values(g.offsets, g.perm, g.has_perm, labels, scores,
-                                                qref, ties, docs, plan, judged,
-                                                nan_error=score_nan_error(c, what),
-                                                doc_rising=rising, backend=backend)
+        if pipelined:
+            vals[s * nq:(s + 1) * nq] = many[s]
+        else:
+            vals[s * nq:(s + 1) * nq] = rank_values(g.offsets, g.perm, g.has_perm, labels,
+                                                    scores, qref, ties, docs, plan, judged,
+                                                    nan_error=score_nan_error(c, what),
+                                                    doc_rising=rising, backend=backend)
         if flags:  # every candidate is judged: its flag is 1
             one = np.ones(len(labels), np.int8)
             vals[s * nq:(s + 1) * nq, flags] = _flag_values(g, g, one, one, scores, qref, ties,
@@ -322,7 +336,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     check_same_kind(r_doc, q_doc, dn, "run", "qrels")
     q_lab = label_array(column(qrels_t, names["label"], "qrels"), names["label"], "qrels", negative)
     max_label = int(q_lab.max())
-    qg = group_keys(q_qid, qn, "qrels")
+    qg = group_keys(q_qid, qn, "qrels", backend)
     qdocs = qrels_docids(qg, q_qid, q_doc, dn)
     # query codes of run rows in the qrels' dictionary (-1: query not in qrels)
     import pyarrow.compute as pc
@@ -351,10 +365,11 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
         sys_names = text_array(["run"])
     ns = len(sys_names)
     codes = np.where(qcodes >= 0, scodes * nq + qcodes, -1)
-    g = group_codes(codes, ns * nq, qkeys)
+    g = group_codes(codes, ns * nq, qkeys, backend)
     docs, rising = _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)")
     plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
-    judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label, n_universe)
+    judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label,
+                          n_universe, backend=backend)
     scores = score_array(column(run_t, names["score"], "run"), names["score"], "run")
     qref = np.tile(np.arange(nq, dtype=np.int64), ns)
     vals = rank_values(g.offsets, g.perm, g.has_perm, labels, scores, qref, ties, docs, plan,
@@ -368,7 +383,7 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     cond = [i for i, m in enumerate(mlist) if m.definition.condensed(m)]
     gj = None
     if cond:
-        gj = group_codes(np.where(hit >= 0, codes, -1), ns * nq, qkeys)
+        gj = group_codes(np.where(hit >= 0, codes, -1), ns * nq, qkeys, backend)
         vj = rank_values(gj.offsets, gj.perm, gj.has_perm, labels, scores, qref, ties, docs, plan,
                          judged, backend=backend)
         vals[:, cond] = vj[:, cond]
@@ -396,7 +411,8 @@ def _flag_values(qg, g, q_flags, r_flags, scores, qref, ties, docs, plan, judged
     """Values of the measures ``cols`` whose family reads judged flags (``label_source=
     "judged"``): judged pass on ``q_flags`` (every judged document 1), ranking on ``r_flags``;
     the judged statistics of those columns replaced in ``judged``."""
-    jf = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_flags, plan, 1, n_universe)
+    jf = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_flags, plan, 1, n_universe,
+                      backend=backend)
     for a, b in ((judged.iub, jf.iub), (judged.reb, jf.reb), (judged.nrel, jf.nrel),
                  (judged.idcg, jf.idcg)):
         a[:, cols] = b[:, cols]

@@ -44,7 +44,7 @@ from uefast.kernels.ordering import TIE_EXPECTED
 from uefast.kernels.segment import segment_measure
 
 __all__ = ["BLOCK_THREADS", "COUNT_MAX_WORK", "WARP_MAX", "WARP_THREADS", "CountingInputs",
-           "counting_inputs", "place_positive", "group_ends", "ranked_labels",
+           "counting_inputs", "system_invariants", "place_positive", "group_ends", "ranked_labels",
            "rank_values_counting"]
 
 #: Threads per block when every segment has at most :data:`WARP_MAX` documents (one warp).
@@ -120,9 +120,18 @@ def counting_inputs(offsets, perm, has_perm, labels, scores, tie_mode, doc_mode,
                     doc_data) -> CountingInputs:
     """Gather scores and labels into segment order and build the keys (host side, NumPy and the
     CPU engine's tie order). Scores must be free of NaN."""
+    rows, tb, labs, npos = system_invariants(offsets, perm, has_perm, labels, tie_mode, doc_mode,
+                                             doc_int, doc_off, doc_data)
+    return CountingInputs(score_keys(scores, rows), tb, labs, npos)
+
+
+def system_invariants(offsets, perm, has_perm, labels, tie_mode, doc_mode, doc_int, doc_off,
+                      doc_data):
+    """What the counting kernel reads that no score changes, the same for every system ranked
+    on one grouping: ``(rows, tb, labs, npos)`` (see :class:`CountingInputs`; ``rows``: the input
+    row of each position, :func:`uefast.gpu.keys.segment_rows`)."""
     offsets = np.asarray(offsets, np.int64)
     rows = segment_rows(offsets, perm, has_perm)
-    keys = score_keys(scores, rows)
     labs = np.maximum(np.asarray(labels)[rows], 0).astype(np.int32)
     if tie_mode == TIE_EXPECTED:
         tb = np.zeros(1, np.int32)
@@ -130,7 +139,7 @@ def counting_inputs(offsets, perm, has_perm, labels, scores, tie_mode, doc_mode,
         tb = tie_breaks(offsets, rows, tie_mode, doc_mode, doc_int, doc_off, doc_data)
     pos_c = np.concatenate(([0], np.cumsum(labs > 0, dtype=np.int64)))
     npos = pos_c[offsets[1:]] - pos_c[offsets[:-1]]
-    return CountingInputs(keys, tb, labs, npos)
+    return rows, tb, labs, npos
 
 
 def _scratch_slots(kinds: np.ndarray, tie_mode: int) -> np.ndarray:
@@ -216,23 +225,30 @@ def _threads_per_block(sizes: np.ndarray) -> int:
     return WARP_THREADS if len(sizes) == 0 or int(sizes.max()) <= WARP_MAX else BLOCK_THREADS
 
 
+def counting_scratch(offsets, kinds, tie_mode, empty):
+    """``(slots, (lab, mark, gend, iscr, fscr))``: each measure's scratch row and the kernel's
+    scratch arrays for the grouping ``offsets``, allocated by ``empty(shape, dtype)``; the same
+    for every system ranked on that grouping (the kernel zeroes what it reads)."""
+    n = max(int(offsets[-1]), 1)
+    nseg = len(offsets) - 1
+    slots = _scratch_slots(kinds, tie_mode)
+    nslot = max(int(slots.max(initial=0)) + 1, 1)
+    expected = tie_mode == TIE_EXPECTED
+    return slots, (empty(n, np.int64), empty(n + nseg + 1, np.int8),
+                   empty(n if expected else 1, np.int64),
+                   empty((nslot, n if not expected else 1), np.int64),
+                   empty((nslot, n + nseg + 1 if expected else 1), np.float64))
+
+
 def launch_counting(seg_ids, offsets, ci: CountingInputs, qref, tie_mode, plan_arrays, nrel_q,
                     idcg_q, ioff, ideal, tabs, out, emulate: bool, mem=None):
     """Rank and score segments ``seg_ids`` by counting into ``out`` (device or host array);
     returns the ranked-label scratch (``lab``, segment order) for the tests. ``mem``: the call's
     :class:`uefast.gpu.memory.DeviceMemory` (None: host arrays, ``emulate``)."""
-    n = max(int(offsets[-1]), 1)
-    nseg = len(offsets) - 1
-    slots = _scratch_slots(plan_arrays[0], tie_mode)
-    nslot = max(int(slots.max(initial=0)) + 1, 1)
     empty = np.empty if mem is None else mem.empty
     to_dev = (lambda a: a) if mem is None else mem.upload
-    lab = empty(n, np.int64)
-    mark = empty(n + nseg + 1, np.int8)
-    expected = tie_mode == TIE_EXPECTED
-    gend = empty(n if expected else 1, np.int64)
-    iscr = empty((nslot, n if not expected else 1), np.int64)
-    fscr = empty((nslot, n + nseg + 1 if expected else 1), np.float64)
+    slots, (lab, mark, gend, iscr, fscr) = counting_scratch(offsets, plan_arrays[0], tie_mode,
+                                                            empty)
     args = [to_dev(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in
             (seg_ids, offsets, ci.keys, ci.tb, ci.labs, qref, int(tie_mode), *plan_arrays,
              nrel_q, idcg_q, ioff, ideal, tabs, slots)]

@@ -105,6 +105,11 @@ class DeviceMemory:
             return self._cuda.device_array(shape, dtype)
         return self.cp.empty(shape, dtype)
 
+    def zeros(self, shape, dtype):
+        if self.cp is None:
+            return self._cuda.to_device(np.zeros(shape, dtype))
+        return self.cp.zeros(shape, dtype)
+
     def to_host(self, d):
         self.sync()
         return d.get() if self.cp is not None else d.copy_to_host()

@@ -46,7 +46,7 @@ from uefast.kernels.segment import (
 )
 
 __all__ = ["EMULATE_ENV", "KERNEL_ENV", "kernel_choice", "cuda_available",
-           "cuda_unavailable_reason", "rank_values_cuda"]
+           "cuda_unavailable_reason", "rank_values_cuda", "rank_systems_cuda"]
 
 #: Environment variable: "1" runs the CUDA backend's per-segment body on the CPU (tests, debugging).
 EMULATE_ENV = "UEFAST_CUDA_EMULATE"
@@ -294,6 +294,30 @@ def rank_values_cuda(offsets: np.ndarray, perm: np.ndarray, has_perm: bool, labe
 
         return rank_values_counting(*args, _emulating(), sort_segments)
     return _rank_by_sorting(*args)
+
+
+def rank_systems_cuda(offsets, perm, has_perm, labels, scores_list, qref, tie_mode, doc_mode,
+                      doc_int, doc_off, doc_data, plan_arrays, nrel_q, idcg_q, ioff, ideal, tabs
+                      ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`rank_values_cuda` of every score array of ``scores_list`` (systems ranked on one
+    grouping). With the counting kernel the systems go through one pipeline
+    (:func:`uefast.gpu.pipeline.rank_systems_counting`: shared arrays uploaded once, system
+    s+1's copy overlapped with system s's kernel); with the sort kernels one call each."""
+    reason = cuda_unavailable_reason()
+    if reason is not None:
+        raise RuntimeError(f"backend='cuda' cannot run: {reason}")
+    common = (doc_mode, doc_int, doc_off, doc_data, plan_arrays, nrel_q, idcg_q, ioff, ideal, tabs)
+    if kernel_choice() != "counting" or len(offsets) < 2:
+        return [rank_values_cuda(offsets, perm, has_perm, labels, sc, qref, tie_mode, *common)
+                for sc in scores_list]
+    from uefast.gpu.pipeline import rank_systems_counting
+
+    def sort_segments(ids, scores, out):
+        out[ids] = _rank_by_sorting(offsets, perm, has_perm, labels, scores, qref, tie_mode,
+                                    *common, only=ids)[0][ids]
+
+    return rank_systems_counting(offsets, perm, has_perm, labels, scores_list, qref, tie_mode,
+                                 *common, _emulating(), sort_segments)
 
 
 def _rank_by_sorting(offsets, perm, has_perm, labels, scores, qref, tie_mode, doc_mode, doc_int,

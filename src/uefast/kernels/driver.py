@@ -45,7 +45,7 @@ from uefast.kernels.sortnet import (
 from uefast.kernels.segment import segment_measures
 from uefast.kernels.threads import run_chunks
 
-__all__ = ["judged_pass", "ranking_pass", "n_chunks"]
+__all__ = ["judged_pass", "judged_measure", "ranking_pass", "n_chunks"]
 
 _HIST_MAX = 1 << 16
 _PACKED_MAX = 8  # label ranges up to this many values are counted by _packed_counts
@@ -182,6 +182,42 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
 
 
 @nb.njit(cache=True, nogil=True)
+def judged_measure(m, lab, n, nrel, kinds, ks, gtypes, rels, fparams, norms, paper, normed,
+                   n_universe, tabs, gsum_lin, gsum_exp, gend, scratch):
+    """``(IUB, REB, normaliser)`` of measure m on one query's judged labels ``lab`` (sorted
+    descending, n >= 1 of them, Np = ``nrel``; ``gsum_lin`` / ``gsum_exp``: their linear and
+    exponential gain sums): IUB = the measure on the ideal ranking
+    (:func:`~uefast.kernels.dispatch.measure_iub`), REB = its exact expectation under a uniformly
+    random order (:func:`~uefast.kernels.dispatch.measure_reb`, over ``n_universe`` documents
+    when > 0) or the paper's formula where ``paper[m]``; a ``normed`` measure's IUB becomes 1,
+    its REB REB/IUB and its normaliser the raw IUB (0, 0 where IUB = 0). ``gend`` (n + 1) and
+    ``scratch`` (n + 2): REB's scratch. The judged pass's per-measure step as the GPU pass
+    (:mod:`uefast.gpu.judged`) calls it; the CPU pass (:func:`judged_pass`) runs the same lines
+    inline (a call there cost it ~30%). IUB and REB themselves have one definition, the
+    registry's routines behind :func:`~uefast.kernels.dispatch.measure_iub` /
+    :func:`~uefast.kernels.dispatch.measure_reb`."""
+    kind = kinds[m]
+    rel = rels[m]
+    iub = measure_iub(kind, lab, n, ks[m], gtypes[m], rel, fparams[m], norms[m], nrel, tabs)
+    gsum = gsum_exp if gtypes[m] >= 1 else gsum_lin
+    nu = n if n_universe <= 0 else n_universe
+    reb = measure_reb(kind, lab, nu, ks[m], gtypes[m], rel, fparams[m], norms[m], nrel, tabs,
+                      gsum, gend, scratch)
+    if paper[m]:
+        reb = paper_reb(kind, n, ks[m], norms[m], nrel, tabs, gsum, reb)
+    idcg = 1.0
+    if normed[m]:
+        idcg = iub
+        if idcg > 0.0:
+            iub = 1.0
+            reb = reb / idcg
+        else:
+            iub = 0.0
+            reb = 0.0
+    return iub, reb, idcg
+
+
+@nb.njit(cache=True, nogil=True)
 def _judged_chunks(c0, c1, joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels,
                    fparams, norms, paper, normed, need, exp_gtype, keep_ideal, n_universe, tabs, nchunks,
                    out_iub, out_reb, out_nrel, out_idcg, out_nj, out_ideal):
@@ -283,6 +319,9 @@ def _judged_chunks(c0, c1, joff, jperm, has_jperm, jlab, max_label, kinds, ks, g
                     out_reb[q, m] = 0.0
                     out_idcg[q, m] = 1.0
                     continue
+                # judged_measure's steps, written out: a call per (query, measure), even
+                # inlined, cost this pass ~30% (2026-11-27); tests/test_gpu_judged.py holds
+                # the two equal on every family
                 iub = measure_iub(kind, lab, n, ks[m], gtypes[m], rel, fparams[m], norms[m],
                                   nrel, tabs)
                 gsum = gsum_exp if gtypes[m] >= 1 else gsum_lin

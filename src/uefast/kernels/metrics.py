@@ -26,6 +26,8 @@ the closed forms) and ``tabs[3, i]`` = 1/i (no division in the SP/AP loop).
 """
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
@@ -362,9 +364,10 @@ def err_depth(t, npos, theta_min, kg):
     a = npos / t * theta_min
     if a >= 1.0:
         return min(kg, 1)
-    m = np.ceil(np.log(ERR_TAIL * a) / np.log1p(-a))
-    if m < kg:
-        return max(np.int64(m), 1)
+    # math, not np: numba-cuda has no np.log1p / np.ceil, and the GPU kernels share this routine
+    x = math.log(ERR_TAIL * a) / math.log1p(-a)
+    if x <= kg - 1:  # M = ceil(x) < kg (x may be far beyond int64: compared as a float first)
+        return max(np.int64(math.ceil(x)), 1)
     return kg
 
 
