@@ -1,0 +1,195 @@
+"""Time-biased gain (Smucker & Clarke, SIGIR 2012) beyond the registry's test body
+(tests/test_registry.py checks value, tie-aware value, IUB and REB against tests/naive.py on
+n <= 6): hand-computed values from the paper's formula and defaults, REB against enumeration at
+n = 7 and against an independent hypergeometric sum on large lists and collections (where the
+DP's depth bound is active), the reb universes, the parameters' parsing and the plan's limits."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive
+import uefast
+from conftest import letor_table, naive_value
+from uefast.errors import InputError, MeasureParseError
+from uefast.kernels.tbg import unit_code, unit_value
+from uefast.measures._builtin import tbg_factors
+
+# the paper's calibrated defaults (Smucker & Clarke 2012, Table 1 and section 4), length 1000
+T1 = 4.4 + 0.64 * (0.018 * 1000 + 7.8)  # a relevant document: 20.912 s
+T0 = 4.4 + 0.39 * (0.018 * 1000 + 7.8)  # a non-relevant one: 14.462 s
+G = 0.64 * 0.77  # 0.4928
+
+
+def _eval(labels_list, scores_list, measures, **kw):
+    t = letor_table([(lab, {"s": sc}, None) for lab, sc in zip(labels_list, scores_list)])
+    return {(r["qid"], r["measure"]): r for r in uefast.evaluate(t, measures=measures, **kw).to_pylist()}
+
+
+def test_hand_computed_values_with_the_papers_defaults():
+    # ranking: relevant, non-relevant, relevant, relevant (scores descending)
+    rows = _eval([[1, 0, 1, 1]], [[4, 3, 2, 1]], ["TBG", "TBG@2", "TBG(h=100)@3"])
+    d = lambda t, h=224.0: 2.0 ** (-t / h)  # noqa: E731  exp(-t ln2 / h) = 2^(-t/h)
+    want = G * (1 + d(T1 + T0) + d(2 * T1 + T0))
+    assert rows[(1, "TBG")]["value"] == pytest.approx(want, rel=1e-14)
+    assert rows[(1, "TBG")]["value"] == pytest.approx(0.4928 * (1 + 0.89631 + 0.84015), abs=1e-5)
+    assert rows[(1, "TBG@2")]["value"] == pytest.approx(G, rel=1e-14)
+    assert rows[(1, "TBG(h=100.0)@3")]["value"] == pytest.approx(G * (1 + d(T1 + T0, 100)), rel=1e-14)
+    # IUB: the three relevant documents first
+    assert rows[(1, "TBG")]["iub"] == pytest.approx(G * (1 + d(T1) + d(2 * T1)), rel=1e-14)
+    # REB over the 4!/(3!1!) = 4 distinct orders (the non-relevant document at rank 1..4)
+    orders = [[0, 1, 1, 1], [1, 0, 1, 1], [1, 1, 0, 1], [1, 1, 1, 0]]
+    reb = sum(naive.tbg(o) for o in orders) / 4
+    assert rows[(1, "TBG")]["reb"] == pytest.approx(reb, rel=1e-14)
+
+
+def test_graded_labels_are_binary_at_rel():
+    rows = _eval([[3, 1, 2]], [[3, 2, 1]], ["TBG", "TBG(rel=2)"])
+    assert rows[(1, "TBG")]["value"] == pytest.approx(naive.tbg([1, 1, 1]), rel=1e-14)
+    assert rows[(1, "TBG(rel=2)")]["value"] == pytest.approx(naive.tbg([1, 0, 1]), rel=1e-14)
+
+
+@pytest.mark.parametrize("text", ["TBG", "TBG@3", "TBG(h=30,pc0=0.9)@5", "TBG(ts=0,length=10)"])
+def test_reb_and_iub_match_enumeration_at_seven_documents(text):
+    rng = np.random.default_rng(7)
+    m = uefast.parse_measure(text)
+    for _ in range(3):
+        lab = rng.integers(0, 3, 7).tolist()
+        rows = _eval([lab], [[1.0] * 7], [text], ties="expected")
+        row = rows[(1, str(m))]
+        vals = [naive_value(m, list(p), lab, 2) for p in itertools.permutations(lab)]
+        assert row["reb"] == pytest.approx(sum(vals) / len(vals), abs=1e-12), lab
+        assert row["value"] == pytest.approx(row["reb"], abs=1e-12)  # all tied: value = REB
+        assert row["iub"] == pytest.approx(max(vals), abs=1e-12), lab
+
+
+def _reb_by_pmf(n, R, K, g, d1, d0):
+    """g (R/n) sum_{p<K} sum_j P(J_p = j) d1^j d0^(p-j), J_p ~ Hypergeometric(n-1, R-1, p), the
+    pmf of each j built along p by its own ratio (independent of the kernel's joint DP)."""
+    A, B = R - 1, n - R
+    total = 0.0
+    for j in range(0, min(A, K - 1) + 1):
+        # P(J_j = j) = [A]_j / [n-1]_j, then P_{p+1}(j) / P_p(j) = (p+1)/(p+1-j) (B-p+j)/(n-1-p)
+        pj = 1.0
+        for i in range(j):
+            pj *= (A - i) / (n - 1 - i)
+        ps = [pj]
+        for p in range(j, K - 1):
+            pj *= (p + 1) / (p + 1 - j) * max(B - p + j, 0) / (n - 1 - p)
+            ps.append(pj)
+        p_idx = np.arange(j, j + len(ps))
+        total += float(np.sum(np.array(ps) * d1 ** j * d0 ** (p_idx - j)))
+    return g * R / n * total
+
+
+@pytest.mark.parametrize("text,n,R", [("TBG(h=20)", 3000, 40), ("TBG(h=20)@50", 3000, 40),
+                                      ("TBG", 2000, 3), ("TBG(pc0=0.9)@700", 900, 300)])
+def test_reb_of_long_lists_matches_an_independent_hypergeometric_sum(text, n, R):
+    m = uefast.parse_measure(text)
+    g, d1, d0 = tbg_factors(m)
+    lab = [1] * R + [0] * (n - R)
+    rows = _eval([lab], [list(range(n, 0, -1))], [text])
+    K = min(m.cutoff or n, n, 1500)  # beyond 1500 positions the terms are below 1e-30
+    want = _reb_by_pmf(n, R, K, g, d1, d0)
+    assert rows[(1, str(m))]["reb"] == pytest.approx(want, rel=1e-11)
+    assert rows[(1, str(m))]["value"] == pytest.approx(naive_value(m, lab, lab, 1), rel=1e-12)
+
+
+def _trec(seed):
+    rng = np.random.default_rng(seed)
+    qrels = {"qid": [], "docid": [], "label": []}
+    run = {"qid": [], "docid": [], "score": []}
+    for q in range(5):
+        n = int(rng.integers(2, 5))
+        labels = rng.integers(0, 3, n).tolist()
+        labels[0] = max(labels[0], 1)
+        qrels["qid"] += [q] * n
+        qrels["docid"] += list(range(n))
+        qrels["label"] += labels
+        docs = [d for d in range(n + 2) if rng.random() < 0.7] or [0]  # n, n+1: unjudged
+        run["qid"] += [q] * len(docs)
+        run["docid"] += docs
+        run["score"] += rng.random(len(docs)).tolist()
+    return pa.table(run), pa.table(qrels)
+
+
+MEASURES = ["TBG", "TBG(h=20)@3", "TBG(rel=2,pc0=0.9)"]
+
+
+@pytest.mark.parametrize("universe,N", [("retrieved", None), ("collection", 7)])
+def test_reb_universes_match_enumeration(universe, N):
+    run, qrels = _trec(3)
+    kw = {"collection_size": N} if N else {}
+    res = uefast.evaluate(run, qrels, measures=MEASURES, reb_universe=universe, **kw).to_pylist()
+    lab = {(q, d): l for q, d, l in zip(*(qrels[c].to_pylist() for c in ("qid", "docid", "label")))}
+    for r in res:
+        q = r["qid"]
+        m = uefast.parse_measure(r["measure"])
+        judged = [l for (qq, _), l in lab.items() if qq == q]
+        if universe == "retrieved":
+            pool = [lab.get((q, d), 0) for qq, d in zip(run["qid"].to_pylist(),
+                                                        run["docid"].to_pylist()) if qq == q]
+        else:
+            pool = judged + [0] * (N - len(judged))
+        vals = [naive_value(m, list(p), judged, 2) for p in itertools.permutations(pool)]
+        assert r["reb"] == pytest.approx(sum(vals) / len(vals), abs=1e-12), (q, str(m))
+
+
+def test_collection_reb_of_a_large_collection():
+    run, qrels = _trec(4)
+    N = 25_000_000
+    res = uefast.evaluate(run, qrels, measures=["TBG", "TBG@10"], reb_universe="collection",
+                          collection_size=N).to_pylist()
+    for r in res:
+        m = uefast.parse_measure(r["measure"])
+        g, d1, d0 = tbg_factors(m)
+        R = sum(1 for (q, l) in zip(qrels["qid"].to_pylist(), qrels["label"].to_pylist())
+                if q == r["qid"] and l >= 1)
+        want = _reb_by_pmf(N, R, min(m.cutoff or N, 1500), g, d1, d0)
+        assert r["reb"] == pytest.approx(want, rel=1e-11)
+        assert 0.0 < r["reb"] < r["iub"]
+
+
+@pytest.mark.parametrize("text,match", [
+    ("TBG(h=0)", "`h` must be a finite number > 0"),
+    ("TBG(pc1=1.5)", r"`pc1` must be in \[0, 1\]"),
+    ("TBG(ts=-1)", "`ts` must be a finite number >= 0"),
+    ("TBG(length=x)", "`length` must be a number"),
+    ("TBG(halflife=3)", "unknown parameter `halflife`"),
+])
+def test_bad_parameters_are_refused(text, match):
+    with pytest.raises(MeasureParseError, match=match):
+        uefast.parse_measure(text)
+
+
+def test_measure_strings_parse_back():
+    for text in ["TBG", "TBG@10", "TBG(h=224)@10", "tbg(length=500,pc0=0.2)@5", "TBG(rel=2)"]:
+        m = uefast.parse_measure(text)
+        assert uefast.parse_measure(str(m)) == m
+    assert str(uefast.parse_measure("TBG(h=224,ts=4.4)@10")) == "TBG@10"  # the defaults
+
+
+def test_decay_beyond_float64_is_refused_when_planning():
+    t = letor_table([([1, 0], {"s": [2.0, 1.0]}, None)])
+    with pytest.raises(InputError, match=r"TBG\(h=0.01\).*half-lives"):
+        uefast.evaluate(t, measures=["TBG(h=0.01)"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=2.0 ** -960, max_value=1.0))
+def test_unit_code_round_trips_exactly(x):
+    c = unit_code(x)
+    assert 0 <= c < 2 ** 63
+    assert unit_value(c) == x
+
+
+def test_unit_code_refuses_values_outside_its_range():
+    for bad in (0.0, 1.5, 2.0 ** -1000, math.nan):
+        with pytest.raises(ValueError):
+            unit_code(bad)
