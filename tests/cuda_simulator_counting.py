@@ -44,10 +44,11 @@ import uefast.kernels.dispatch as dispatch  # noqa: E402
 import uefast.kernels.metrics as metrics  # noqa: E402
 import uefast.kernels.routines as routines  # noqa: E402
 import uefast.kernels.sakai as sakai  # noqa: E402
+import uefast.kernels.tbg as tbg  # noqa: E402
 import uefast.kernels.segment as segment  # noqa: E402
 
 # the host-side tie order (uefast.gpu.keys) stays compiled: it runs on the CPU in every mode
-for mod in (segment, metrics, routines, sakai, dispatch, counting):
+for mod in (segment, metrics, routines, sakai, tbg, dispatch, counting):
     for name, obj in list(vars(mod).items()):
         if isinstance(obj, CPUDispatcher):
             setattr(mod, name, obj.py_func)

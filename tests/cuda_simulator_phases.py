@@ -26,6 +26,7 @@ import uefast.kernels.dispatch as dispatch  # noqa: E402
 import uefast.kernels.metrics as metrics  # noqa: E402
 import uefast.kernels.routines as routines  # noqa: E402
 import uefast.kernels.sakai as sakai  # noqa: E402
+import uefast.kernels.tbg as tbg  # noqa: E402
 import uefast.kernels.ordering as ordering  # noqa: E402
 import uefast.kernels.segment as segment  # noqa: E402
 import uefast.stats._kernels as skernels  # noqa: E402
@@ -43,7 +44,7 @@ import numpy as np  # noqa: E402
 
 skernels.bootstrap_sums(np.ones((36, 3)), np.uint64(1), 1, 0, np.empty((4, 36)),
                         np.empty(0, np.uint16))
-for mod in (segment, ordering, metrics, routines, sakai, dispatch, ranking, counting, resample,
+for mod in (segment, ordering, metrics, routines, sakai, tbg, dispatch, ranking, counting, resample,
             rng, skernels):
     for name, obj in list(vars(mod).items()):
         if isinstance(obj, CPUDispatcher):

@@ -49,10 +49,11 @@ import uefast.kernels.dispatch as dispatch  # noqa: E402
 import uefast.kernels.metrics as metrics  # noqa: E402
 import uefast.kernels.routines as routines  # noqa: E402
 import uefast.kernels.sakai as sakai  # noqa: E402
+import uefast.kernels.tbg as tbg  # noqa: E402
 import uefast.kernels.ordering as ordering  # noqa: E402
 import uefast.kernels.segment as segment  # noqa: E402
 
-for mod in (segment, ordering, metrics, routines, sakai, dispatch, ranking):
+for mod in (segment, ordering, metrics, routines, sakai, tbg, dispatch, ranking):
     for name, obj in list(vars(mod).items()):
         if isinstance(obj, CPUDispatcher):
             setattr(mod, name, obj.py_func)
