@@ -168,16 +168,18 @@ def judged_at(labels, k):
 
 
 def tbg(labels, k=None, rel=1, h=224.0, ts=4.4, alpha=0.018, beta=7.8, pc1=0.64, pc0=0.39,
-        ps1=0.77, length=1000.0):
+        ps1=0.77, length=1000.0, lengths=None):
     """Time-biased gain straight from Smucker & Clarke (SIGIR 2012), eq. 3-6: the time to reach
-    rank i is T(i) = sum_{j<i} (T_s + P(C=1|R=r_j)(alpha * length + beta)); a relevant document
-    at rank i adds P(C=1|R=1) P(S=1|R=1) exp(-T(i) ln 2 / h)."""
+    rank i is T(i) = sum_{j<i} (T_s + P(C=1|R=r_j)(alpha * l_j + beta)); a relevant document
+    at rank i adds P(C=1|R=1) P(S=1|R=1) exp(-T(i) ln 2 / h). ``lengths``: each ranked
+    document's length l_j in words (None: every document ``length`` words)."""
     total, time = 0.0, 0.0
-    for l in labels[: cut(k, len(labels))]:
+    for i, l in enumerate(labels[: cut(k, len(labels))]):
         r = l >= rel
         if r:
             total += pc1 * ps1 * math.exp(-time * math.log(2) / h)
-        time += ts + (pc1 if r else pc0) * (alpha * length + beta)
+        size = length if lengths is None else lengths[i]
+        time += ts + (pc1 if r else pc0) * (alpha * size + beta)
     return total
 
 

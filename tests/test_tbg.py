@@ -193,3 +193,63 @@ def test_unit_code_refuses_values_outside_its_range():
     for bad in (0.0, 1.5, 2.0 ** -1000, math.nan):
         with pytest.raises(ValueError):
             unit_code(bad)
+
+
+# ------------------------------------------------------------------ per-document lengths (step 2)
+# The engine computes TBG with one constant length. These tests settle the mathematics of the
+# per-document version (docs/tbg.md, "Not done"): which order is ideal, and an exact O(n M) REB.
+def _docs(rng, n):
+    return [(int(rng.integers(0, 3)), int(rng.integers(0, 3000))) for _ in range(n)]
+
+
+def _tbg_docs(docs, k=None, **kw):
+    return naive.tbg([l for l, _ in docs], k, lengths=[x for _, x in docs], **kw)
+
+
+@pytest.mark.parametrize("k", [None, 1, 3])
+@pytest.mark.parametrize("kw", [{}, {"h": 20.0}, {"pc0": 0.95, "pc1": 0.1}])
+def test_ideal_order_with_document_lengths_is_relevant_by_length_ascending(k, kw):
+    """An exchange argument, checked by brute force: swapping adjacent relevant documents a, b
+    changes the pair's gain from W g (1 + delta_b) to W g (1 + delta_a) and leaves the weight of
+    everything after them (W delta_a delta_b) alone, so the shorter (larger delta) goes first; a
+    non-relevant document before a relevant one turns W g into W delta_x g <= W g."""
+    rng = np.random.default_rng(11)
+    for _ in range(6):
+        docs = _docs(rng, 6)
+        best = max(_tbg_docs(list(p), k, **kw) for p in itertools.permutations(docs))
+        ideal = sorted(docs, key=lambda d: (d[0] < 1, d[1]))  # relevant first, shortest first
+        assert _tbg_docs(ideal, k, **kw) == pytest.approx(best, rel=1e-13), docs
+
+
+def _reb_by_document_dp(docs, k=None, rel=1, h=224.0, ts=4.4, alpha=0.018, beta=7.8, pc1=0.64,
+                        pc0=0.39, ps1=0.77):
+    """E[TBG@k] over uniformly random orders, documents with their own decay factors delta_d:
+    g sum_{p<K} F_n(p), F_j(m) = (1/j) sum_{d<=j relevant} e_m(delta of the other j-1) /
+    C(j-1, m), E_j(m) = e_m(delta_1..delta_j) / C(j, m), one document at a time:
+    F_{j+1}(m) = [(j-m) F_j(m) + m x F_j(m-1) + r E_j(m)] / (j+1),
+    E_{j+1}(m) = [(j+1-m) E_j(m) + m x E_j(m-1)] / (j+1): convex combinations, O(n K)."""
+    n = len(docs)
+    K = cut(k, n)
+    E = [1.0] + [0.0] * K
+    F = [0.0] * (K + 1)
+    for j, (lab, size) in enumerate(docs):
+        r = lab >= rel
+        x = math.exp(-(ts + (pc1 if r else pc0) * (alpha * size + beta)) * math.log(2) / h)
+        for m in range(min(j + 1, K), -1, -1):
+            F[m] = ((j - m) * F[m] + (m * x * F[m - 1] if m else 0.0) + (E[m] if r else 0.0)) / (j + 1)
+            E[m] = ((j + 1 - m) * E[m] + (m * x * E[m - 1] if m else 0.0)) / (j + 1)
+    return pc1 * ps1 * sum(F[:K])
+
+
+def cut(k, n):
+    return n if k is None or k > n else k
+
+
+@pytest.mark.parametrize("k", [None, 2, 4])
+def test_reb_with_document_lengths_by_the_document_dp_matches_enumeration(k):
+    rng = np.random.default_rng(12)
+    for n in (1, 2, 5, 7):
+        docs = _docs(rng, n)
+        vals = [_tbg_docs(list(p), k) for p in itertools.permutations(docs)]
+        assert _reb_by_document_dp(docs, k) == pytest.approx(sum(vals) / len(vals), rel=1e-12,
+                                                             abs=1e-15), docs
