@@ -124,10 +124,10 @@ def group_sum(t, r, kg, d1, d0, f):
         top = min(p + 1, A)
         gp = 0.0
         for j in range(top, 0, -1):
-            nb_ = B - p + j  # non-relevant documents left when j relevant and p - j non-relevant drawn
+            left0 = B - p + j  # non-relevant documents left after j relevant, p - j non-relevant
             v = f[j - 1] * d1 * (A - j + 1.0) * inv
-            if nb_ > 0:
-                v += f[j] * d0 * nb_ * inv
+            if left0 > 0:
+                v += f[j] * d0 * left0 * inv
             f[j] = v
             gp += v
         f[0] = f[0] * d0 * max(B - p, 0) * inv

@@ -6,6 +6,7 @@ in ``tests/naive.py``; docs/adding_a_measure.md walks through it with Q-measure.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from uefast.errors import InputError, MeasureParseError
@@ -125,8 +126,6 @@ def tbg_factors(m: Any) -> tuple[float, float, float]:
     """TBG's (g, delta_1, delta_0) for measure ``m`` with a constant document length:
     g = P(C=1|R=1) P(S=1|R=1), delta_r = exp(-t_r ln 2 / h), t_r = T_s + P(C=1|R=r)(alpha l + beta)
     (Smucker & Clarke, SIGIR 2012; :mod:`uefast.kernels.tbg`)."""
-    import math
-
     read = m.param("alpha") * m.param("length") + m.param("beta")
     h = m.param("h")
     t1 = m.param("ts") + m.param("pc1") * read
