@@ -253,3 +253,149 @@ def test_reb_with_document_lengths_by_the_document_dp_matches_enumeration(k):
         vals = [_tbg_docs(list(p), k) for p in itertools.permutations(docs)]
         assert _reb_by_document_dp(docs, k) == pytest.approx(sum(vals) / len(vals), rel=1e-12,
                                                              abs=1e-15), docs
+
+
+# ------------------------------------------------------------------ TBG(lengths=doc) in the engine
+DOC = ["TBG(lengths=doc)", "TBG(lengths=doc)@3", "TBG(lengths=doc,h=20,rel=2)",
+       "TBG(lengths=doc,pc0=0.9,length=10)@2"]
+
+
+def _doc_queries(seed, count=8, max_n=6):
+    """Random queries: labels 0..2, scores 0..2 (many ties), lengths 0..3000 or null."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        n = int(rng.integers(1, max_n + 1))
+        lens = [None if rng.random() < 0.2 else int(rng.integers(0, 3000)) for _ in range(n)]
+        out.append((rng.integers(0, 3, n).tolist(), rng.integers(0, 3, n).tolist(), lens))
+    return out
+
+
+def _doc_table(queries):
+    cols = {"qid": [], "docid": [], "label": [], "doc_len": [], "s": []}
+    for qi, (lab, sc, lens) in enumerate(queries):
+        cols["qid"] += [qi + 1] * len(lab)
+        cols["docid"] += list(range(len(lab)))
+        cols["label"] += lab
+        cols["doc_len"] += lens
+        cols["s"] += [float(x) for x in sc]
+    return pa.table(cols)
+
+
+def _doc_value(m, docs):
+    """The reference on ranked (label, length or None) pairs."""
+    kw = {k: m.param(k) for k in ("h", "ts", "alpha", "beta", "pc1", "pc0", "ps1")}
+    L = m.param("length")
+    return naive.tbg([l for l, _ in docs], m.cutoff, m.param("rel") or 1,
+                     lengths=[L if x is None else x for _, x in docs], **kw)
+
+
+@pytest.mark.parametrize("ties", ["input", "expected"])
+def test_per_document_lengths_value_iub_reb_against_enumeration(ties):
+    queries = _doc_queries(21)
+    res = uefast.evaluate(_doc_table(queries), measures=DOC, ties=ties).to_pylist()
+    rows = {(r["qid"], r["measure"]): r for r in res}
+    for qi, (lab, sc, lens) in enumerate(queries):
+        docs = list(zip(lab, lens))
+        for text in DOC:
+            m = uefast.parse_measure(text)
+            row = rows[(qi + 1, str(m))]
+            if ties == "input":
+                want = _doc_value(m, [docs[i] for i in naive.rank_input(sc)])
+            else:
+                orders = list(naive.tie_consistent_orders(sc))
+                want = sum(_doc_value(m, [docs[i] for i in o]) for o in orders) / len(orders)
+            assert row["value"] == pytest.approx(want, abs=1e-12), (text, docs, sc)
+            vals = [_doc_value(m, list(p)) for p in itertools.permutations(docs)]
+            assert row["reb"] == pytest.approx(sum(vals) / len(vals), abs=1e-12), (text, docs)
+            assert row["iub"] == pytest.approx(max(vals), abs=1e-12), (text, docs)
+
+
+def test_per_document_lengths_all_tied_scores_reb_and_long_lists():
+    rng = np.random.default_rng(22)
+    n = 2500
+    lab = rng.integers(0, 2, n).tolist()
+    lens = rng.integers(0, 4000, n).tolist()
+    t = _doc_table([(lab, [1] * n, lens)])
+    for text in ["TBG(lengths=doc)", "TBG(lengths=doc,h=20)", "TBG(lengths=doc)@40"]:
+        m = uefast.parse_measure(text)
+        (row,) = uefast.evaluate(t, measures=[text], ties="expected").to_pylist()
+        kw = {k: m.param(k) for k in ("h", "ts", "alpha", "beta", "pc1", "pc0", "ps1")}
+        want = _reb_by_document_dp(list(zip(lab, lens)), m.cutoff, **kw)  # full depth, no bound
+        assert row["reb"] == pytest.approx(want, rel=1e-11)
+        assert row["value"] == pytest.approx(row["reb"], rel=1e-11)
+
+
+def _doc_trec(seed):
+    rng = np.random.default_rng(seed)
+    qrels = {"qid": [], "docid": [], "label": [], "doc_len": []}
+    run = {"qid": [], "docid": [], "score": []}
+    for q in range(5):
+        n = int(rng.integers(2, 5))
+        qrels["qid"] += [q] * n
+        qrels["docid"] += list(range(n))
+        qrels["label"] += rng.integers(0, 3, n).tolist()
+        qrels["doc_len"] += [None if rng.random() < 0.2 else int(rng.integers(0, 3000))
+                             for _ in range(n)]
+        docs = [d for d in range(n + 2) if rng.random() < 0.75] or [0]  # n, n+1: unjudged
+        run["qid"] += [q] * len(docs)
+        run["docid"] += docs
+        run["score"] += rng.integers(0, 3, len(docs)).astype(float).tolist()
+    return pa.table(run), pa.table(qrels)
+
+
+@pytest.mark.parametrize("universe", ["judged", "retrieved"])
+@pytest.mark.parametrize("ties", ["trec_eval", "expected"])
+def test_per_document_lengths_trec_style(universe, ties):
+    """Lengths from the qrels; an unjudged document is non-relevant and `length` words long."""
+    run, qrels = _doc_trec(23)
+    measures = ["TBG(lengths=doc)", "TBG(lengths=doc,h=30)@2", "TBG(lengths=doc,judged=only)"]
+    res = uefast.evaluate(run, qrels, measures=measures, ties=ties,
+                          reb_universe=universe).to_pylist()
+    # the same runs through the constant-length engine, each document's length made explicit:
+    # one query at a time, judged documents by their lengths
+    qd = {(q, d): (l, x) for q, d, l, x in zip(*(qrels[c].to_pylist()
+                                                   for c in ("qid", "docid", "label", "doc_len")))}
+    for r in res:
+        m = uefast.parse_measure(r["measure"])
+        q = r["qid"]
+        rows = [(d, s) for qq, d, s in zip(*(run[c].to_pylist() for c in ("qid", "docid", "score")))
+                if qq == q]
+        if m.param("judged") == "only":
+            rows = [(d, s) for d, s in rows if (q, d) in qd]
+        docs = [qd.get((q, d), (0, None)) for d, _ in rows]
+        judged = [v for (qq, _), v in qd.items() if qq == q]
+        if ties == "expected":
+            orders = list(naive.tie_consistent_orders([s for _, s in rows]))
+        else:  # trec_eval: score descending, then docid descending as strings
+            orders = [naive.rank_trec_eval([s for _, s in rows], [d for d, _ in rows])]
+        want = sum(_doc_value(m, [docs[i] for i in o]) for o in orders) / len(orders)
+        assert r["value"] == pytest.approx(want, abs=1e-12), (q, str(m))
+        pool = docs if universe == "retrieved" else judged
+        vals = [_doc_value(m, list(p)) for p in itertools.permutations(pool)]
+        assert r["reb"] == pytest.approx(sum(vals) / len(vals), abs=1e-12), (q, str(m))
+        best = max(_doc_value(m, list(p)) for p in itertools.permutations(judged))
+        assert r["iub"] == pytest.approx(best, abs=1e-12), (q, str(m))
+
+
+def test_per_document_lengths_refusals_and_fallback():
+    run, qrels = _doc_trec(24)
+    with pytest.raises(InputError, match="REB over a collection is not available"):
+        uefast.evaluate(run, qrels, measures=["TBG(lengths=doc)"], reb_universe="collection",
+                        collection_size=100)
+    bad = qrels.set_column(3, "doc_len", pa.array([5, -1] + [1] * (qrels.num_rows - 2)))
+    with pytest.raises(uefast.errors.RowError, match="finite lengths >= 0, got -1.0 at row 1"):
+        uefast.evaluate(run, qrels=bad, measures=["TBG(lengths=doc)"])
+    text = qrels.set_column(3, "doc_len", pa.array(["x"] * qrels.num_rows))
+    with pytest.raises(InputError, match="must hold numbers"):
+        uefast.evaluate(run, qrels=text, measures=["TBG(lengths=doc)"])
+    with pytest.raises(InputError, match="reads each document's length"):
+        uefast.engine.plan_measures([uefast.parse_measure("TBG(lengths=doc)")])
+    # no doc_len column: a warning, and every document takes the constant length
+    plain = qrels.drop_columns(["doc_len"])
+    with pytest.warns(UserWarning, match="no column 'doc_len'"):
+        a = uefast.evaluate(run, plain, measures=["TBG(lengths=doc)"]).to_pylist()
+    b = uefast.evaluate(run, plain, measures=["TBG"]).to_pylist()
+    for x, y in zip(a, b):
+        assert (x["value"], x["iub"], x["reb"]) == pytest.approx((y["value"], y["iub"], y["reb"]),
+                                                                 abs=1e-12)

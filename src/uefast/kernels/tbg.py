@@ -33,8 +33,9 @@ import numpy as np
 
 from uefast.kernels.metrics import _cut
 
-__all__ = ["unit_code", "unit_value", "tbg_plain", "group_sum", "tbg_tied", "TBG_TAIL",
-           "tbg_plain_r", "tbg_tied_r", "tbg_iub_r", "tbg_reb_r"]
+__all__ = ["unit_code", "unit_value", "tbg_plain", "group_sum", "tbg_tied", "TBG_TAIL", "REL_BIT",
+           "code_delta", "doc_plain", "doc_group", "doc_tied", "tbg_plain_r", "tbg_tied_r",
+           "tbg_iub_r", "tbg_reb_r"]
 
 _jit = nb.njit(cache=True, nogil=True)
 _wrap = nb.njit(cache=True, nogil=True, inline="always")
@@ -161,21 +162,127 @@ def tbg_tied(lab, gend, ng, n, k, rel, g, d1, d0, f):
     return g * s
 
 
+# ------------------------------------------------------------------ per-document lengths
+# Each document's label is a code [label >= rel] 2^62 + the IEEE-754 bits of its own decay factor
+# delta_d (in [2^-960, 1]: the bits are below 2^62 and rise with delta), the kernel's ``rel`` is
+# 2^62 and ``norm`` < 0 marks the mode (uefast.tbg_lengths builds the codes).
+#: the relevance bit of a per-document code
+REL_BIT = 1 << 62
+_LOW = (1 << 62) - 1
+_FRAC = (1 << 52) - 1
+
+
+@_jit
+def code_delta(c):
+    """delta_d from a per-document code: the float64 of bit pattern ``c mod 2^62`` (a normal
+    number: (2^52 + fraction) 2^(exponent - 1075)), decoded with integer arithmetic only."""
+    b = c & _LOW
+    e = b >> 52
+    return float((b & _FRAC) + _MANT) * 2.0 ** (e - 1075)
+
+
+@_jit
+def doc_plain(lab, n, k, rel, g):
+    """TBG@k with per-document decay factors: sum_{i<K} g [lab_i >= rel] prod_{j<i} delta_j."""
+    K = _cut(k, n)
+    s = 0.0
+    w = 1.0
+    for i in range(K):
+        if lab[i] >= rel:
+            s += w
+        w *= code_delta(lab[i])
+    return g * s
+
+
+@_jit
+def doc_group(lab, start, end, kg, rel, f):
+    """E[sum_{p<kg} [doc at p relevant] prod_{i<p} delta(doc at i)] over the random orders of the
+    documents ``lab[start:end]``, each with its own delta: sum_{p<D} F_t(p), with
+    F_j(m) = (1/j) sum_{d relevant among the first j} e_m(delta of the other j-1) / C(j-1, m).
+    One row of scratch suffices: the relevant documents go in first, as
+    E_{j+1}(m) = [(j+1-m) E_j(m) + m x E_j(m-1)] / (j+1), E_j(m) = e_m / C(j, m); after the
+    R relevant ones F_R(m) = E_R(m) for m < R (every document is relevant) and F_R(R) = 0; then
+    each non-relevant one: F_{j+1}(m) = [(j-m) F_j(m) + m x F_j(m-1)] / (j+1). Convex
+    combinations only; O(t D), D = min(kg, t, M) with M = :func:`group_depth` of the group's
+    largest delta (the terms beyond it are below 2^-60 of the first, R/t). ``f``: length >= D+1.
+    tests/test_tbg.py checks the recurrence against enumeration."""
+    t = end - start
+    dm = 0.0
+    r = 0
+    for i in range(start, end):
+        dm = max(dm, code_delta(lab[i]))
+        if lab[i] >= rel:
+            r += 1
+    if r == 0 or kg <= 0:
+        return 0.0
+    D = group_depth(dm, dm, min(kg, t))
+    for m in range(D + 1):
+        f[m] = 0.0
+    f[0] = 1.0
+    j = 0
+    for i in range(start, end):
+        if lab[i] >= rel:
+            x = code_delta(lab[i])
+            for m in range(min(j + 1, D), 0, -1):
+                f[m] = ((j + 1.0 - m) * f[m] + m * x * f[m - 1]) / (j + 1.0)
+            j += 1
+    if r <= D:
+        f[r] = 0.0
+    for i in range(start, end):
+        if lab[i] < rel:
+            x = code_delta(lab[i])
+            for m in range(min(j, D), 0, -1):
+                f[m] = ((j - m) * f[m] + m * x * f[m - 1]) / (j + 1.0)
+            f[0] = j * f[0] / (j + 1.0)
+            j += 1
+    s = 0.0
+    for m in range(D):
+        s += f[m]
+    return s
+
+
+@_jit
+def doc_tied(lab, gend, ng, n, k, rel, g, f):
+    """Tie-aware TBG@k with per-document decay factors: sum_g W_<g g :func:`doc_group`."""
+    K = _cut(k, n)
+    s = 0.0
+    w = 1.0
+    start = 0
+    for gi in range(ng):
+        end = gend[gi]
+        if start >= K or w == 0.0:
+            break
+        s += w * doc_group(lab, start, end, min(end, K) - start, rel, f)
+        for i in range(start, end):
+            w *= code_delta(lab[i])
+        start = end
+    return g * s
+
+
 # ------------------------------------------------------------------ the uniform routines
-# fp = g, norm = code(delta_1), gtype = code(delta_0) (see the module docstring)
+# constant length: fp = g, norm = code(delta_1) >= 0, gtype = code(delta_0) (module docstring);
+# per-document lengths: fp = g, rel = REL_BIT, norm = -1, the labels are per-document codes
 @_wrap
 def tbg_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    if norm < 0:
+        return doc_plain(lab, n, k, rel, fp)
     return tbg_plain(lab, n, k, rel, fp, unit_value(norm), unit_value(gtype))
 
 
 @_wrap
 def tbg_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    if norm < 0:
+        return doc_tied(lab, gend, ng, n, k, rel, fp, scratch)
     return tbg_tied(lab, gend, ng, n, k, rel, fp, unit_value(norm), unit_value(gtype), scratch)
 
 
 @_wrap
 def tbg_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
-    """The relevant documents first: g sum_{j<min(R,K)} delta_1^j (the maximum; module docstring)."""
+    """The relevant documents first: g sum_{j<min(R,K)} delta_1^j (the maximum; module
+    docstring). Per-document lengths: the judged codes sorted descending, i.e. the relevant
+    documents first, the largest delta (shortest) first (the maximum: docs/tbg.md)."""
+    if norm < 0:
+        return doc_plain(lab, n, k, rel, fp)
     d1 = unit_value(norm)
     s = 0.0
     w = 1.0
@@ -189,5 +296,8 @@ def tbg_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
 def tbg_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """E[TBG@k] over uniformly random orders of n documents, R = ``nrel`` of them relevant:
     g (R/n) sum_{p<K} G_p (:func:`group_sum`), O(M min(M, R)); reads n, R and K only, so it also
-    serves ``reb_universe="collection"`` (n = the collection's size)."""
+    serves ``reb_universe="collection"`` (n = the collection's size). Per-document lengths:
+    g :func:`doc_group` over the n judged codes, O(n min(K, M))."""
+    if norm < 0:
+        return fp * doc_group(lab, 0, n, _cut(k, n), rel, scratch)
     return fp * group_sum(n, nrel, _cut(k, n), unit_value(norm), unit_value(gtype), scratch)

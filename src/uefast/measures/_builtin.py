@@ -142,6 +142,14 @@ def tbg_factors(m: Any) -> tuple[float, float, float]:
 
 def _tbg(m: Any, ctx: PlanContext) -> KernelParams:
     g, d1, d0 = tbg_factors(m)
+    if m.param("lengths") == "doc":
+        if not ctx.doc_codes:
+            raise InputError(f"measure {str(m)!r} reads each document's length (column "
+                             f"`doc_len`): uefast.evaluate on in-memory tables reads it; streamed "
+                             f"input, Polars, Dask, Spark and trec_eval do not (use "
+                             f"lengths=const there)")
+        # the labels are per-document codes (uefast.tbg_lengths): relevant iff >= REL_BIT
+        return KernelParams(rel=tbg_k.REL_BIT, fparam=g, norm=-1)
     return KernelParams(gtype=tbg_k.unit_code(d0), rel=_rel(m, ctx), fparam=g,
                         norm=tbg_k.unit_code(d1))
 
@@ -303,11 +311,12 @@ register(Family(
     name="TBG", code=19,
     description="time-biased gain: gain decayed by the time a user needs to reach each rank",
     formula="TBG@k = sum_{i<=k} g [l_i >= rel] exp(-T(i) ln2 / h), T(i) = sum_{j<i} (T_s + "
-            "P(C=1|R=r_j)(alpha L + beta)), g = P(C=1|R=1) P(S=1|R=1), L a constant length "
-            "(words)",
+            "P(C=1|R=r_j)(alpha l_j + beta)), g = P(C=1|R=1) P(S=1|R=1), l_j = `length` words "
+            "(lengths=const) or column doc_len (lengths=doc; `length` where absent)",
     source="Smucker & Clarke, SIGIR 2012 (calibrated parameters); no NTCIREVAL definition",
     plain=tbg_k.tbg_plain_r, tied=tbg_k.tbg_tied_r, iub=tbg_k.tbg_iub_r, reb=tbg_k.tbg_reb_r,
     kernel_params=_tbg,
     params={"rel": None, "h": 224.0, "ts": 4.4, "alpha": 0.018, "beta": 7.8, "pc1": 0.64,
-            "pc0": 0.39, "ps1": 0.77, "length": 1000.0},
+            "pc0": 0.39, "ps1": 0.77, "length": 1000.0, "lengths": "const"},
+    choices={"lengths": ("const", "doc")}, sorted_labels="top_k",
     collection_reb="closed", aliases=("tbg",)))
