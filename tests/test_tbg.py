@@ -399,3 +399,19 @@ def test_per_document_lengths_refusals_and_fallback():
     for x, y in zip(a, b):
         assert (x["value"], x["iub"], x["reb"]) == pytest.approx((y["value"], y["iub"], y["reb"]),
                                                                  abs=1e-12)
+
+
+def test_streamed_input_gives_the_same_tbg_and_refuses_per_document_lengths():
+    queries = _doc_queries(25)
+    t = _doc_table(queries).drop_columns(["doc_len"])
+    measures = ["TBG", "TBG(h=20)@3"]
+    want = uefast.evaluate(t, measures=measures).to_pylist()
+    got = uefast.evaluate(pa.RecordBatchReader.from_batches(t.schema, t.to_batches(max_chunksize=7)),
+                          measures=measures).to_pylist()
+    key = lambda r: (r["qid"], r["measure"])  # noqa: E731
+    for a, b in zip(sorted(want, key=key), sorted(got, key=key)):
+        assert (a["value"], a["iub"], a["reb"]) == pytest.approx((b["value"], b["iub"], b["reb"]),
+                                                                 abs=1e-12)
+    with pytest.raises(InputError, match="streamed input does not carry it"):
+        uefast.evaluate(pa.RecordBatchReader.from_batches(t.schema, t.to_batches()),
+                        measures=["TBG(lengths=doc)"])

@@ -176,6 +176,8 @@ def evaluate(
     if qrels is not None:
         check_trec_score_columns(score_columns)
     streamed = is_streaming_source(run)
+    if streamed:
+        tbgl.refuse_streamed(mlist)
     if backend == "auto" and streamed:
         backend = "cpu"  # streamed input is evaluated on the CPU
     if streamed and reb_universe != "judged":

@@ -26,7 +26,7 @@ from uefast.errors import InputError, RowError
 from uefast.kernels.tbg import MIN_EXP, REL_BIT
 
 __all__ = ["LENGTH_COLUMN", "per_document", "main_measures", "read_lengths", "codes",
-           "check_universe", "judged_codes", "run_codes", "passes", "letor_columns", "copy_stats"]
+           "refuse_streamed", "check_universe", "judged_codes", "run_codes", "passes", "letor_columns", "copy_stats"]
 
 #: the column that holds each document's length in words
 LENGTH_COLUMN = "doc_len"
@@ -91,6 +91,15 @@ def codes(labels: np.ndarray, lengths: np.ndarray | None, m: Any, rel_level: int
                          f"(h={h:g}); its decay factor is below float64's useful range")
     delta = np.exp(-t * math.log(2.0) / h)
     return (flag.astype(np.int64) * REL_BIT) | delta.view(np.int64)
+
+
+def refuse_streamed(mlist: list) -> None:
+    """Streamed input is evaluated chunk by chunk on the columns it needs: it does not carry
+    ``doc_len`` (InputError naming the measure)."""
+    for i in per_document(mlist):
+        raise InputError(f"measure {str(mlist[i])!r} reads each document's length (column "
+                         f"{LENGTH_COLUMN!r}): streamed input does not carry it; read the input "
+                         f"into a pyarrow.Table first, or use lengths=const")
 
 
 def check_universe(mlist: list, n_universe: int) -> None:
