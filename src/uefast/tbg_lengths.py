@@ -39,12 +39,13 @@ def per_document(mlist: list) -> list[int]:
 
 def main_measures(mlist: list) -> list:
     """``mlist`` with each ``TBG(lengths=doc)`` as its constant-length twin, for the main pass
-    (its column is replaced by :func:`replace_columns`)."""
+    (its column is then replaced from :func:`passes`)."""
     from uefast.measures import Measure
 
+    doc = set(per_document(mlist))
     out = []
     for i, m in enumerate(mlist):
-        if i in per_document(mlist):
+        if i in doc:
             params = dict(m.params)
             params["lengths"] = "const"
             m = Measure(m.name, m.cutoff, tuple(params.items()))
