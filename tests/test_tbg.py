@@ -313,7 +313,7 @@ def test_per_document_lengths_value_iub_reb_against_enumeration(ties):
 
 def test_per_document_lengths_all_tied_scores_reb_and_long_lists():
     rng = np.random.default_rng(22)
-    n = 2500
+    n = 1200  # above the depth bound M (about 900 with the defaults, 85 with h=20)
     lab = rng.integers(0, 2, n).tolist()
     lens = rng.integers(0, 4000, n).tolist()
     t = _doc_table([(lab, [1] * n, lens)])
