@@ -201,8 +201,10 @@ def doc_group(lab, start, end, kg, rel, f):
     F_j(m) = (1/j) sum_{d relevant among the first j} e_m(delta of the other j-1) / C(j-1, m).
     One row of scratch suffices: the relevant documents go in first, as
     E_{j+1}(m) = [(j+1-m) E_j(m) + m x E_j(m-1)] / (j+1), E_j(m) = e_m / C(j, m); after the
-    R relevant ones F_R(m) = E_R(m) for m < R (every document is relevant) and F_R(R) = 0; then
-    each non-relevant one: F_{j+1}(m) = [(j-m) F_j(m) + m x F_j(m-1)] / (j+1). Convex
+    R relevant ones F_R(m) = E_R(m) for m < R (every document is relevant; row R, which should
+    read F_R(R) = 0, still holds E_R(R), but the first non-relevant document multiplies it by
+    j - m = 0, and without one it is never summed, as D <= t = R); then each non-relevant one:
+    F_{j+1}(m) = [(j-m) F_j(m) + m x F_j(m-1)] / (j+1). Convex
     combinations only; O(t D), D = min(kg, t, M) with M = :func:`group_depth` of the group's
     largest delta (the terms beyond it are below 2^-60 of the first, R/t). ``f``: length >= D+1.
     tests/test_tbg.py checks the recurrence against enumeration."""
@@ -226,8 +228,6 @@ def doc_group(lab, start, end, kg, rel, f):
             for m in range(min(j + 1, D), 0, -1):
                 f[m] = ((j + 1.0 - m) * f[m] + m * x * f[m - 1]) / (j + 1.0)
             j += 1
-    if r <= D:
-        f[r] = 0.0
     for i in range(start, end):
         if lab[i] < rel:
             x = code_delta(lab[i])
