@@ -12,13 +12,14 @@ import uefast.kernels.ordering as ordering
 import uefast.kernels.routines as routines
 import uefast.kernels.sakai as sakai
 import uefast.kernels.segment as segment
+import uefast.kernels.tbg as tbg
 
 
 def python_routines(*extra) -> None:
     """Replace the compiled routines of the measure modules (and of the ``extra`` modules) by
     their Python source functions, in place (the CPU driver's chunk kernels, which the CPU oracle
     runs, stay compiled)."""
-    for mod in (segment, metrics, routines, sakai, dispatch, driver, ordering, *extra):
+    for mod in (segment, metrics, routines, sakai, tbg, dispatch, driver, ordering, *extra):
         for name, obj in list(vars(mod).items()):
             # the CPU driver's own chunk kernels stay compiled: the CPU oracle runs them
             if isinstance(obj, CPUDispatcher) and not (mod is driver and name.startswith("_")):

@@ -15,7 +15,7 @@ from uefast.kernels.segment import STACK_LEN, rank_by_sorting
 
 MEASURES = ["nDCG@10", "nDCG", "DCG@5", "nDCG(gain=exp)@10", "AP", "AP@10", "P@5", "R@10",
             "Rprec", "RR", "RR@3", "ERR@20", "RBP(p=0.8)", "SP@10", "Success@5", "Q@10", "nERR@10",
-            "Pplus", "O", "RBP(p=0.8,gain=lin)", "F@5"]
+            "Pplus", "O", "RBP(p=0.8,gain=lin)", "F@5", "TBG@10"]
 
 
 def small_table(seed: int, nq: int = 12, max_docs: int = 40, docids: str = "int") -> pa.Table:

@@ -167,14 +167,30 @@ def judged_at(labels, k):
     return min(len(labels), k) / k
 
 
+def tbg(labels, k=None, rel=1, h=224.0, ts=4.4, alpha=0.018, beta=7.8, pc1=0.64, pc0=0.39,
+        ps1=0.77, length=1000.0, lengths=None):
+    """Time-biased gain straight from Smucker & Clarke (SIGIR 2012), eq. 3-6: the time to reach
+    rank i is T(i) = sum_{j<i} (T_s + P(C=1|R=r_j)(alpha * l_j + beta)); a relevant document
+    at rank i adds P(C=1|R=1) P(S=1|R=1) exp(-T(i) ln 2 / h). ``lengths``: each ranked
+    document's length l_j in words (None: every document ``length`` words)."""
+    total, time = 0.0, 0.0
+    for i, l in enumerate(labels[: cut(k, len(labels))]):
+        r = l >= rel
+        if r:
+            total += pc1 * ps1 * math.exp(-time * math.log(2) / h)
+        size = length if lengths is None else lengths[i]
+        time += ts + (pc1 if r else pc0) * (alpha * size + beta)
+    return total
+
+
 #: the families this module has a reference for (tests/test_registry.py: every registered family
 #: must be here)
 REFERENCE = frozenset({"DCG", "nDCG", "P", "R", "Rprec", "SP", "AP", "RR", "ERR", "RBP",
-                       "Success", "Q", "nERR", "O", "Pplus", "F", "E", "bpref", "Judged"})
+                       "Success", "Q", "nERR", "O", "Pplus", "F", "E", "bpref", "Judged", "TBG"})
 
 
 def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0.8, lmax=4,
-            beta=1.0):
+            beta=1.0, **tbg_params):
     """Dispatch by measure family name; ``judged`` = all judged labels of the query."""
     labels = [max(int(l), 0) for l in labels]
     judged = [max(int(l), 0) for l in judged]
@@ -217,6 +233,8 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
         return 1.0 - f_measure(labels, nrel, k, beta, rel)
     if name == "Success":
         return success(labels, k, rel)
+    if name == "TBG":
+        return tbg(labels, k, rel, beta=beta, **tbg_params)
     raise KeyError(name)
 
 

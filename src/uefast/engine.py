@@ -192,10 +192,11 @@ def exp_gain_code(max_label: int) -> int:
 
 
 def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "exact",
-                  max_label: int = 1) -> MeasurePlan:
+                  max_label: int = 1, doc_codes: bool = False) -> MeasurePlan:
     """Resolve every measure through its family (:class:`~uefast.measures.Family`):
     ``kernel_params`` gives the kernel's parameters (``rel`` from ``rel_level``, ERR's ``lmax``
-    from ``max_label``) and refuses what the data cannot support, naming the measure."""
+    from ``max_label``) and refuses what the data cannot support, naming the measure.
+    ``doc_codes``: the labels are TBG's per-document codes (:mod:`uefast.tbg_lengths`)."""
     m = len(measures)
     kinds = np.empty(m, np.int64)
     ks = np.zeros(m, np.int64)
@@ -206,7 +207,7 @@ def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "ex
     paper = np.zeros(m, np.bool_)
     normed = np.zeros(m, np.bool_)
     ctx = PlanContext(rel_level=rel_level, max_label=max_label, reb=reb,
-                      exp_gtype=exp_gain_code(max_label))
+                      exp_gtype=exp_gain_code(max_label), doc_codes=doc_codes)
     need = 0
     keep_ideal = False
     for i, meas in enumerate(measures):

@@ -43,6 +43,7 @@ from uefast.kernels.ordering import DOC_INT
 from uefast.measures import Measure
 from uefast.options import BACKENDS, NEGATIVE, QUERIES, REB, TIES, EvalOptions, check_choice
 from uefast.universe import retrieved_reb
+from uefast import tbg_lengths as tbgl
 from uefast._tables import check_trec_score_columns, qrels_docids
 from uefast._tables import letor_score_columns as _letor_score_columns
 from uefast.ue import degenerate_mask, ue_scores
@@ -173,10 +174,13 @@ def evaluate(
                        score_columns=score_columns, columns=names, backend=backend).validated()
     mlist = list(opts.measures)
     n_universe = opts.n_universe
+    tbgl.check_universe(mlist, n_universe)
     rel_level = opts.rel_level
     if qrels is not None:
         check_trec_score_columns(score_columns)
     streamed = is_streaming_source(run)
+    if streamed:
+        tbgl.refuse_streamed(mlist)
     if backend == "auto" and streamed:
         backend = "cpu"  # streamed input is evaluated on the CPU
     if streamed and reb_universe != "judged":
@@ -229,8 +233,9 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
     max_label = int(labels.max())
     doc_arr = column(t, names["docid"], what) if names["docid"] in t.column_names else None
     docs = docids(doc_arr, names["docid"], what)
-    cols = _letor_score_columns(t, score_columns, names)
-    plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
+    cols = tbgl.letor_columns(_letor_score_columns(t, score_columns, names), mlist, score_columns)
+    plan = plan_measures(tbgl.main_measures(mlist), rel_level=rel_level, reb=reb, max_label=max_label)
+    lens = tbgl.read_lengths(t, what) if tbgl.per_document(mlist) else None
     info: dict[str, Any] = {"rows_in": t.num_rows, "score_columns": cols}
     flags = [i for i, m in enumerate(mlist) if m.definition.label_source == "judged"]
     if names["system"] in t.column_names:
@@ -253,6 +258,9 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
             one = np.ones(len(labels), np.int8)
             vals[:, flags] = _flag_values(g, g, one, one, scores, qref, ties, docs, plan, judged,
                                           flags, n_universe, backend)
+        for i, pl, js, qc in tbgl.passes(mlist, labels, lens, g, reb, rel_level, n_universe, judged):
+            vals[:, i] = rank_values(g.offsets, g.perm, g.has_perm, qc, scores, qref, ties, docs,
+                                     pl, js, doc_rising=rising)[:, 0]
         sizes = np.diff(g.offsets)
         keep = np.flatnonzero(sizes > 0)
         info["missing_system_queries"] = int(ns * nq - len(keep))
@@ -264,6 +272,7 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
     docs, rising = _check_duplicates(g, docs, doc_arr, names["docid"], "run", "qid")
     judged = judged_stats(g.offsets, g.perm, g.has_perm, labels, plan, max_label, n_universe,
                           backend=backend)
+    docp = tbgl.passes(mlist, labels, lens, g, reb, rel_level, n_universe, judged)
     nq = g.n_groups
     qref = np.arange(nq, dtype=np.int64)
     vals = np.empty((len(cols) * nq, len(mlist)))
@@ -288,6 +297,10 @@ def _evaluate_letor(t, mlist, ties, reb, rel_level, negative, score_columns, nam
             vals[s * nq:(s + 1) * nq, flags] = _flag_values(g, g, one, one, scores, qref, ties,
                                                             docs, plan, judged, flags, n_universe,
                                                             backend)
+        for i, pl, js, qc in docp:
+            vals[s * nq:(s + 1) * nq, i] = rank_values(g.offsets, g.perm, g.has_perm, qc, scores,
+                                                       qref, ties, docs, pl, js,
+                                                       doc_rising=rising)[:, 0]
     info["rows_evaluated"] = t.num_rows
     ns = len(cols)
     sizes = np.diff(g.offsets)
@@ -367,7 +380,8 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     codes = np.where(qcodes >= 0, scodes * nq + qcodes, -1)
     g = group_codes(codes, ns * nq, qkeys, backend)
     docs, rising = _check_duplicates(g, docs, r_doc, dn, "run", "(system, qid)")
-    plan = plan_measures(mlist, rel_level=rel_level, reb=reb, max_label=max_label)
+    plan = plan_measures(tbgl.main_measures(mlist), rel_level=rel_level, reb=reb,
+                         max_label=max_label)
     judged = judged_stats(qg.offsets, qg.perm, qg.has_perm, q_lab, plan, max_label,
                           n_universe, backend=backend)
     scores = score_array(column(run_t, names["score"], "run"), names["score"], "run")
@@ -387,6 +401,15 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
         vj = rank_values(gj.offsets, gj.perm, gj.has_perm, labels, scores, qref, ties, docs, plan,
                          judged, backend=backend)
         vals[:, cond] = vj[:, cond]
+    docp = []  # TBG(lengths=doc): each in a pass of its own on per-document codes
+    for i, pl, js, qc in tbgl.passes(mlist, q_lab, tbgl.read_lengths(qrels_t, "qrels")
+                                     if tbgl.per_document(mlist) else None, qg, reb, rel_level,
+                                     n_universe, judged):
+        gi = gj if mlist[i].definition.condensed(mlist[i]) else g
+        rc = tbgl.run_codes(qc, hit, mlist[i], rel_level)
+        vals[:, i] = rank_values(gi.offsets, gi.perm, gi.has_perm, rc, scores, qref, ties, docs,
+                                 pl, js)[:, 0]
+        docp.append((i, pl, js, gi, rc))
     sizes = np.diff(g.offsets)
     keep = np.flatnonzero(sizes > 0) if queries == "intersect" else np.arange(ns * nq)
     q_of = keep % nq
@@ -401,6 +424,8 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
         if gj is not None:
             rr[:, cond] = retrieved_reb(gj.offsets, gj.perm, gj.has_perm, labels, qref, plan,
                                         judged, backend)[:, cond]
+        for i, pl, js, gi, rc in docp:
+            rr[:, i] = retrieved_reb(gi.offsets, gi.perm, gi.has_perm, rc, qref, pl, js)[:, 0]
         rebs = rr[keep]
     return _Result(sys_names, qkeys, keep // nq, q_of, vals[keep], judged.iub[q_of],
                    rebs, sizes[keep], judged.n_judged[q_of], judged.nrel[q_of], info)

@@ -11,7 +11,8 @@
   are non-relevant. Every closed form of SPEC_math §1 depends on the judged labels only through
   (n, Np, the gain sum), so it is evaluated with n = N: O(1) or O(k) per query for any N. The
   families that declare this (``Family.collection_reb``) are DCG, nDCG, P, R, R-prec, SP, AP,
-  RBP, and, with a cutoff, RR, Success, F and E. The others (ERR, nERR, Q, O, P+) need the
+  RBP, TBG (its REB reads n, Np and K only: O(M min(M, Np)), :mod:`uefast.kernels.tbg`), and,
+  with a cutoff, RR, Success, F and E. The others (ERR, nERR, Q, O, P+) need the
   labels at every rank and are refused.
 """
 from __future__ import annotations

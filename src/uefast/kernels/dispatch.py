@@ -72,6 +72,12 @@ from uefast.kernels.routines import (
     success_reb_r,
     success_tied_r,
 )
+from uefast.kernels.tbg import (
+    tbg_iub_r,
+    tbg_plain_r,
+    tbg_reb_r,
+    tbg_tied_r,
+)
 
 __all__ = ["measure_plain", "measure_tied", "measure_iub", "measure_reb", "paper_reb", "DISPATCHED"]
 
@@ -94,9 +100,10 @@ K_F = 15
 K_E = 16
 K_BPREF = 17
 K_JUDGED = 18
+K_TBG = 19
 
 #: the kernel codes the functions below handle (the registry checks a family's)
-DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
+DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
 
 # inlined into the drivers' loops (Numba IR): a call per measure and query cost the core
 # benchmark ~4% CPU time; the tie-aware dispatch (the larger one) stays a call
@@ -145,6 +152,8 @@ def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, id
         return bpref_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     if kind == K_JUDGED:
         return p_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if kind == K_TBG:
+        return tbg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     return np.nan
 
 
@@ -189,6 +198,8 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs
         return bpref_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     if kind == K_JUDGED:
         return p_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if kind == K_TBG:
+        return tbg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     return np.nan
 
 
@@ -233,6 +244,8 @@ def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
         return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     if kind == K_JUDGED:
         return p_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_TBG:
+        return tbg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     return np.nan
 
 
@@ -277,6 +290,8 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
         return bpref_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     if kind == K_JUDGED:
         return p_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if kind == K_TBG:
+        return tbg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     return np.nan
 
 

@@ -6,10 +6,12 @@ in ``tests/naive.py``; docs/adding_a_measure.md walks through it with Q-measure.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from uefast.errors import InputError, MeasureParseError
 from uefast.kernels import routines as r
+from uefast.kernels import tbg as tbg_k
 from uefast.measures._family import Family, KernelParams, PlanContext, register
 
 __all__ = ["GAIN_CODES", "NORM_CODES", "MAX_EXP_LABEL", "MAX_RAW_EXP_LABEL"]
@@ -118,6 +120,38 @@ def _nerr(m: Any, ctx: PlanContext) -> KernelParams:
 def _blended(m: Any, ctx: PlanContext) -> KernelParams:
     gtype = 0 if m.param("gain") == "lin" else _raw_exp(m, ctx)
     return KernelParams(gtype=gtype, rel=1, fparam=float(m.param("beta")))
+
+
+def tbg_factors(m: Any) -> tuple[float, float, float]:
+    """TBG's (g, delta_1, delta_0) for measure ``m`` with a constant document length:
+    g = P(C=1|R=1) P(S=1|R=1), delta_r = exp(-t_r ln 2 / h), t_r = T_s + P(C=1|R=r)(alpha l + beta)
+    (Smucker & Clarke, SIGIR 2012; :mod:`uefast.kernels.tbg`)."""
+    read = m.param("alpha") * m.param("length") + m.param("beta")
+    h = m.param("h")
+    t1 = m.param("ts") + m.param("pc1") * read
+    t0 = m.param("ts") + m.param("pc0") * read
+    out = []
+    for t in (t1, t0):
+        if t / h > tbg_k.MIN_EXP - 60:
+            raise InputError(f"measure {str(m)!r}: a document takes {t:g} s, {t / h:g} half-lives "
+                             f"(h={h:g}); its decay factor 2^-{t / h:g} is below float64's "
+                             f"useful range (at most {tbg_k.MIN_EXP - 60} half-lives)")
+        out.append(math.exp(-t * math.log(2.0) / h))
+    return m.param("pc1") * m.param("ps1"), out[0], out[1]
+
+
+def _tbg(m: Any, ctx: PlanContext) -> KernelParams:
+    g, d1, d0 = tbg_factors(m)
+    if m.param("lengths") == "doc":
+        if not ctx.doc_codes:
+            raise InputError(f"measure {str(m)!r} reads each document's length (column "
+                             f"`doc_len`): uefast.evaluate on in-memory tables reads it; streamed "
+                             f"input, Polars, Dask, Spark and trec_eval do not (use "
+                             f"lengths=const there)")
+        # the labels are per-document codes (uefast.tbg_lengths): relevant iff >= REL_BIT
+        return KernelParams(rel=tbg_k.REL_BIT, fparam=g, norm=-1)
+    return KernelParams(gtype=tbg_k.unit_code(d0), rel=_rel(m, ctx), fparam=g,
+                        norm=tbg_k.unit_code(d1))
 
 
 _SANTU = "Santu & Feng, arXiv 2209.05007 (2022) for IUB/REB; SPEC_math §1-§2"
@@ -273,3 +307,16 @@ register(Family(
     plain=r.p_plain_r, tied=r.p_tied_r, iub=r.p_iub_r, reb=r.p_reb_r,
     kernel_params=lambda m, ctx: KernelParams(rel=1), cutoff="required", label_source="judged",
     collection_reb="closed", external={"ir_measures": "Judged"}))
+register(Family(
+    name="TBG", code=19,
+    description="time-biased gain: gain decayed by the time a user needs to reach each rank",
+    formula="TBG@k = sum_{i<=k} g [l_i >= rel] exp(-T(i) ln2 / h), T(i) = sum_{j<i} (T_s + "
+            "P(C=1|R=r_j)(alpha l_j + beta)), g = P(C=1|R=1) P(S=1|R=1), l_j = `length` words "
+            "(lengths=const) or column doc_len (lengths=doc; `length` where absent)",
+    source="Smucker & Clarke, SIGIR 2012 (calibrated parameters); no NTCIREVAL definition",
+    plain=tbg_k.tbg_plain_r, tied=tbg_k.tbg_tied_r, iub=tbg_k.tbg_iub_r, reb=tbg_k.tbg_reb_r,
+    kernel_params=_tbg,
+    params={"rel": None, "h": 224.0, "ts": 4.4, "alpha": 0.018, "beta": 7.8, "pc1": 0.64,
+            "pc0": 0.39, "ps1": 0.77, "length": 1000.0, "lengths": "const"},
+    choices={"lengths": ("const", "doc")}, sorted_labels="top_k",
+    collection_reb="closed", aliases=("tbg",)))

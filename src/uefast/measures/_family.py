@@ -74,12 +74,15 @@ class KernelParams(NamedTuple):
 class PlanContext:
     """What planning knows about the data: the default relevance threshold, the largest label,
     the REB kind ("exact" / "paper") and the exponential gain's scale code (``1 + s``, gains
-    scaled by 2^-s so that their sums stay finite; :func:`uefast.kernels.metrics.gain`)."""
+    scaled by 2^-s so that their sums stay finite; :func:`uefast.kernels.metrics.gain`);
+    ``doc_codes``: the labels are TBG's per-document codes (:mod:`uefast.tbg_lengths`)."""
 
     rel_level: int = 1
     max_label: int = 1
     reb: str = "exact"
     exp_gtype: int = 1
+    #: the labels are TBG's per-document codes (uefast.tbg_lengths); only that pass sets it
+    doc_codes: bool = False
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,7 +16,11 @@ __all__ = ["Measure", "parse_measure", "parse_measures", "split_measure_list"]
 
 #: how a parameter's text is read and checked, by parameter name; parameters not listed here
 #: must be choice parameters (``Family.choices``)
-PARAM_KINDS = {"rel": "int", "lmax": "int", "p": "prob", "beta": "nonneg"}
+PARAM_KINDS = {"rel": "int", "lmax": "int", "p": "prob", "beta": "nonneg",
+               # time-biased gain (kernels/tbg.py): seconds, words, probabilities
+               "h": "pos", "ts": "nonneg", "alpha": "nonneg", "length": "nonneg",
+               "pc1": "unit", "pc0": "unit", "ps1": "unit"}
+_REAL_KINDS = ("prob", "nonneg", "pos", "unit")
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,7 @@ def _convert(name: str, key: str, raw: str, text: str) -> Any:
         if not _INT_RE.fullmatch(raw):
             raise MeasureParseError(f"measure {text!r}: `{key}` must be an integer, got {raw!r}")
         return int(raw)
-    if kind in ("prob", "nonneg"):
+    if kind in _REAL_KINDS:
         if not _REAL_RE.fullmatch(raw):
             raise MeasureParseError(f"measure {text!r}: `{key}` must be a number, got {raw!r}")
         v = float(raw)
@@ -150,6 +154,11 @@ def _validate(name: str, cutoff: Any, params: dict[str, Any], text: str):
         if kind == "nonneg" and not (real and 0.0 <= v < float("inf")):
             raise MeasureParseError(f"measure {text!r}: `{key}` must be a finite number >= 0, "
                                     f"got {v!r}")
+        if kind == "pos" and not (real and 0.0 < v < float("inf")):
+            raise MeasureParseError(f"measure {text!r}: `{key}` must be a finite number > 0, "
+                                    f"got {v!r}")
+        if kind == "unit" and not (real and 0.0 <= v <= 1.0):
+            raise MeasureParseError(f"measure {text!r}: `{key}` must be in [0, 1], got {v!r}")
     if d.check is not None:
         d.check(cutoff, params, text)
 
@@ -157,7 +166,7 @@ def _validate(name: str, cutoff: Any, params: dict[str, Any], text: str):
         kind = PARAM_KINDS.get(k)
         if kind == "int":
             return v if v is None else int(v)
-        if kind in ("prob", "nonneg"):
+        if kind in _REAL_KINDS:
             return float(v)
         return v
 

@@ -197,6 +197,9 @@ def evaluate_stream(source: Any, qrels: Any = None,
     mlist = list(EvalOptions(measures=measures, ue=ue, ties=ties, reb=reb, degenerate=degenerate,
                              rel_level=rel_level, queries=queries, negative_labels=negative_labels,
                              score_columns=score_columns, columns=names).validated().measures)
+    from uefast.tbg_lengths import refuse_streamed
+
+    refuse_streamed(mlist)
     trec = qrels is not None
     if trec:
         from uefast._tables import check_trec_score_columns
