@@ -145,8 +145,8 @@ def _all_queries(nsys, nq, seg_sys, seg_top, soff, rows):
 
 def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = True,
              ties: str = "trec_eval", degenerate: str = "zero", queries: str = "intersect",
-             weights=None, qid: str = "qid", docid: str = "docid", score: str = "score",
-             system: str = "system") -> pa.Table:
+             weights=None, reb_universe: str = "judged", collection_size=None, qid: str = "qid",
+             docid: str = "docid", score: str = "score", system: str = "system") -> pa.Table:
     """Evaluate every system on every query with each diversity measure, with IUB, exact REB and
     UE V1/V2 (see the module docstring and ``docs/diversity.md``).
 
@@ -158,11 +158,19 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
     :mod:`uefast.diversity.registry`). ``ties``: ``"trec_eval"``, ``"pyndeval"`` or ``"rank"``.
     ``queries``: ``"intersect"`` (queries in both) or ``"qrels"`` (every qrels query; a system
     without rows for it gets an empty ranking). ``weights``: aspect weights (file or table
-    ``qid, subtopic, weight``). REB is over the judged documents of each query.
+    ``qid, subtopic, weight``). ``reb_universe``: ``"judged"`` (default: REB over random orders
+    of each query's judged documents), ``"retrieved"`` (of each run's own ranked documents) or
+    ``"collection"`` (of ``collection_size`` documents, the unjudged ones non-relevant); the
+    last two for the intent-aware families of :data:`uefast.diversity.ia_fast.FAST` (see
+    :mod:`uefast.diversity.ia_fast`). Those families are scored by one Numba pass over all
+    segments (:mod:`uefast.diversity._ia_kernels`).
     """
+    from uefast.diversity.ia_fast import FAST, check_universe, ia_scores
+
     if degenerate not in DEGENERATE_POLICIES:
         raise InputError(f"`degenerate` must be one of {DEGENERATE_POLICIES}, got {degenerate!r}")
     mlist = parse_measures(measures)
+    check_universe(reb_universe, collection_size, mlist)
     topics = qrels if isinstance(qrels, DivQrels) and weights is None else compile_qrels(qrels, weights=weights)
     run_t = _run_table(run, None)
     systems, seg_sys, batch, info = rank_run(run_t, topics, ties, queries, qid, docid, score, system)
@@ -172,15 +180,24 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
     reb = np.empty((S, M))
     low = np.zeros((S, M))
     exact = np.empty((S, M), bool)
+    fast = [j for j, m in enumerate(mlist) if m.fam.name in FAST]
+    if fast:
+        val[:, fast], iub[:, fast], exact[:, fast], reb[:, fast] = ia_scores(
+            batch, [mlist[j] for j in fast], reb_universe, collection_size)
     for j, m in enumerate(mlist):
+        if m.fam.minimum is not None:
+            per = {t: m.fam.minimum(batch.topics[t], m) for t in np.unique(batch.seg_topic)}
+            low[:, j] = [per[t] for t in batch.seg_topic]
+        if j in fast:
+            continue
         val[:, j] = m.fam.value(batch, m)
         per_topic = {}
         for t in np.unique(batch.seg_topic):
             top = batch.topics[t]
             iv, ex = m.fam.iub(top, m)
-            per_topic[t] = (iv, ex, m.fam.reb(top, m), m.fam.minimum(top, m) if m.fam.minimum else 0.0)
+            per_topic[t] = (iv, ex, m.fam.reb(top, m))
         for s, t in enumerate(batch.seg_topic):
-            iub[s, j], exact[s, j], reb[s, j], low[s, j] = per_topic[t]
+            iub[s, j], exact[s, j], reb[s, j] = per_topic[t]
     if ue:
         v1, v2 = ue_scores(val - low, iub - low, reb - low, degenerate)
     else:
@@ -189,26 +206,30 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
     if ue and degenerate == "drop":
         keep = ~((iub - reb) <= 1e-12 * np.maximum(1.0, iub))
     lens = np.diff(batch.soff)
-    n_rel = np.array([int((t.grades >= 1).any(axis=1).sum()) for t in batch.topics])
+    n_rel = np.array([int((t.grades >= 1).any(axis=1).sum()) for t in batch.topics], np.int64)
+    n_judged = np.array([t.n for t in batch.topics], np.int64)
     sel = keep.reshape(-1)
     rep = lambda a: np.repeat(a, M)[sel]  # noqa: E731
-    qids = list(topics)
+    qids = pa.array(list(topics), pa.string())
+    names = pa.array([str(m) for m in mlist], pa.string())
+    nulls = pa.nulls(int(sel.sum()), pa.float64())
     cols = {
         "system": systems.take(pa.array(rep(seg_sys))),
-        "qid": pa.array([qids[t] for t in rep(batch.seg_topic)], pa.string()),
-        "measure": pa.array(np.tile([str(m) for m in mlist], S)[sel].tolist(), pa.string()),
+        "qid": qids.take(pa.array(rep(batch.seg_topic))),
+        "measure": names.take(pa.array(np.tile(np.arange(M, dtype=np.int64), S)[sel])),
         "value": pa.array(val.reshape(-1)[sel]), "iub": pa.array(iub.reshape(-1)[sel]),
         "reb": pa.array(reb.reshape(-1)[sel]),
-        "ue_v1": pa.array(v1.reshape(-1)[sel]) if ue else pa.nulls(int(sel.sum()), pa.float64()),
-        "ue_v2": pa.array(v2.reshape(-1)[sel]) if ue else pa.nulls(int(sel.sum()), pa.float64()),
+        "ue_v1": pa.array(v1.reshape(-1)[sel]) if ue else nulls,
+        "ue_v2": pa.array(v2.reshape(-1)[sel]) if ue else nulls,
         "iub_exact": pa.array(exact.reshape(-1)[sel]),
         "n_docs": pa.array(rep(lens).astype(np.int64)),
-        "n_judged": pa.array(rep(np.array([t.n for t in batch.topics])[batch.seg_topic]).astype(np.int64)),
-        "n_rel": pa.array(rep(n_rel[batch.seg_topic]).astype(np.int64)),
+        "n_judged": pa.array(rep(n_judged[batch.seg_topic])),
+        "n_rel": pa.array(rep(n_rel[batch.seg_topic])),
     }
     info["output_rows"] = int(sel.sum())
     settings = dict(measures=[str(m) for m in mlist], ue=ue, ties=ties, degenerate=degenerate,
-                    queries=queries, reb="exact, judged documents", style="diversity")
+                    queries=queries, reb=f"exact, {reb_universe} documents", reb_universe=reb_universe,
+                    collection_size=collection_size, style="diversity")
     meta = {"uefast.version": __version__, "uefast.settings": json.dumps(settings),
             "uefast.info": json.dumps(info)}
     return pa.table(cols).replace_schema_metadata(meta)
