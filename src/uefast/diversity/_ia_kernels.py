@@ -72,6 +72,8 @@ def _r(code, g, gm):
     if g <= 0:
         return 0.0
     if code == RBU or code == GERR:
+        if g < 53 and gm < 53:  # the same double as (2^g - 1)/2^gmax, without pow
+            return float((1 << g) - 1) / float(1 << gm)
         return (2.0 ** g - 1.0) / 2.0 ** gm
     if code == RBP or code == NDCG:
         return g / gm
@@ -98,6 +100,7 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C)
             K = min(k, L)
         for a in range(m):
             S[a] = 1.0
+        pi = 1.0 if java else p  # p^i (java: p^(i-1)) at rank i
         for i in range(K):
             d = rows[lo + i]
             gain = 0.0
@@ -110,18 +113,23 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C)
             if code == GERR:
                 tot += gain / (i + 1.0)
             elif java:
-                tot += (1.0 - p) * p ** i * (gain - e)
+                tot += (1.0 - p) * pi * (gain - e)
             else:
-                tot += p ** (i + 1) * (gain - e)
+                tot += pi * (gain - e)
+            pi *= p
         return tot
     if code == RBP:
+        pi = 1.0
         for i in range(L):
             d = rows[lo + i]
             if d >= 0:
                 gain = 0.0
                 for a in range(m):
-                    gain += w[a] * _r(code, G[g0 + d * m + a], gm[a])
-                tot += p ** i * gain
+                    g = G[g0 + d * m + a]
+                    if g > 0:
+                        gain += w[a] * _r(code, g, gm[a])
+                tot += pi * gain
+            pi *= p
         return (1.0 - p) * tot
     if code == NDCG:
         K = min(k, L)
@@ -130,8 +138,11 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C)
         for i in range(K):
             d = rows[lo + i]
             if d >= 0:
+                D = _dlog(i + 1.0)
                 for a in range(m):
-                    S[a] += _r(code, G[g0 + d * m + a], gm[a]) * _dlog(i + 1.0)
+                    g = G[g0 + d * m + a]
+                    if g > 0:
+                        S[a] += _r(code, g, gm[a]) * D
         for a in range(m):
             if idcg[a] > 0:
                 tot += w[a] * (S[a] / idcg[a])
@@ -162,15 +173,34 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C)
 
 @_jit
 def _idcg(G, g0, n, m, k, gm, out):
-    """IDCG_t@k of every aspect (linear gain g/gmax, the top k gains of the judged documents)."""
-    col = np.empty(n)
+    """IDCG_t@k of every aspect (linear gain g/gmax, the top k gains of the judged documents),
+    from a histogram of the grades (no sort; grades above 4096 fall back to sorting)."""
     for a in range(m):
+        top = 0
         for d in range(n):
-            col[d] = -(G[g0 + d * m + a] / gm[a])
-        col.sort()
+            top = max(top, G[g0 + d * m + a])
         s = 0.0
-        for i in range(min(k, n)):
-            s += -col[i] * _dlog(i + 1.0)
+        i = 0
+        K = min(k, n)
+        if top <= 4096:
+            cnt = np.zeros(top + 1, np.int64)
+            for d in range(n):
+                g = G[g0 + d * m + a]
+                if g > 0:
+                    cnt[g] += 1
+            for g in range(top, 0, -1):
+                for _ in range(cnt[g]):
+                    if i >= K:
+                        break
+                    s += (g / gm[a]) * _dlog(i + 1.0)
+                    i += 1
+        else:
+            col = np.empty(n)
+            for d in range(n):
+                col[d] = -(G[g0 + d * m + a] / gm[a])
+            col.sort()
+            for i in range(K):
+                s += -col[i] * _dlog(i + 1.0)
         out[a] = s
 
 
@@ -178,40 +208,73 @@ def _idcg(G, g0, n, m, k, gm, out):
 def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C):
     """(value of the family's ideal ranking of the judged documents, exact?)."""
     order = np.empty(n, np.int64)
-    if code == RBP or code == NDCG or code == AP:
+    if code == RBP or code == NDCG:  # the value of the key-sorted order is linear in the keys
+        key = np.empty(n)
+        for d in range(n):
+            s = 0.0
+            for a in range(m):
+                g = G[g0 + d * m + a]
+                if g > 0:
+                    if code == RBP:
+                        s += _r(code, g, gm[a]) * w[a]
+                    else:
+                        s += _r(code, g, gm[a]) * (w[a] / idcg[a])
+            key[d] = -s
+        key.sort()
+        v = 0.0
+        if code == RBP:
+            pi = 1.0
+            for i in range(n):
+                v -= pi * key[i]
+                pi *= p
+            return (1.0 - p) * v, True
+        for i in range(min(k, n)):
+            v -= key[i] * _dlog(i + 1.0)
+        return v, True
+    if code == AP:  # by sum_t J w_t/R_t, then more aspects, then row (np.lexsort's order)
         key = np.empty(n)
         cnt = np.empty(n)
         for d in range(n):
             s = 0.0
             c = 0.0
             for a in range(m):
-                g = G[g0 + d * m + a]
-                if code == AP:
-                    if g >= 1:
-                        s += w[a] / max(nrel[a], 1)
-                        c += 1.0
-                elif code == RBP:
-                    s += _r(code, g, gm[a]) * w[a]
-                else:
-                    s += _r(code, g, gm[a]) * (w[a] / idcg[a])
+                if G[g0 + d * m + a] >= 1:
+                    s += w[a] / max(nrel[a], 1)
+                    c += 1.0
             key[d] = -s
             cnt[d] = -c
-        if code == AP:  # by -key, then more aspects, then row (np.lexsort)
-            o1 = np.argsort(cnt, kind="mergesort")
-            k2 = np.empty(n)
-            for d in range(n):
-                k2[d] = key[o1[d]]
-            o2 = np.argsort(k2, kind="mergesort")
-            for d in range(n):
-                order[d] = o1[o2[d]]
-        else:
-            order[:] = np.argsort(key, kind="mergesort")
-        exact = code != AP or m <= 1
+        o1 = np.argsort(cnt, kind="mergesort")
+        k2 = np.empty(n)
+        for d in range(n):
+            k2[d] = key[o1[d]]
+        o2 = np.argsort(k2, kind="mergesort")
+        for d in range(n):
+            order[d] = o1[o2[d]]
+        exact = m <= 1
     else:  # greedy: cascade (RBU, gERR-IA) or weighted cover (RR-IA); ties to the lower row
         left = np.ones(n, np.bool_)
         for a in range(m):
             S[a] = 1.0
+        R = np.empty(n * m)
+        for d in range(n):
+            for a in range(m):
+                R[d * m + a] = _r(code, G[g0 + d * m + a], gm[a])
+        # only the first K ranks of the ideal reach the value (cutoff measures); once every
+        # remaining gain is 0 the greedy takes the rest in row order (argmax of ties)
+        K = n if (code == RR or (code == RBU and (java or k < 0))) else min(k, n)
+        i0 = n
         for i in range(n):
+            if i >= K:
+                i0 = i
+                break
+            if code == RR:  # RR-IA reads only the first hit of each aspect of positive weight
+                done = True
+                for a in range(m):
+                    if S[a] > 0.0 and w[a] > 0.0:
+                        done = False
+                if done:
+                    i0 = i
+                    break
             best = -np.inf
             bd = -1
             for d in range(n):
@@ -220,36 +283,38 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C):
                 s = 0.0
                 c = 0.0
                 for a in range(m):
-                    g = G[g0 + d * m + a]
+                    r = R[d * m + a]
                     if code == RR:
-                        if g >= 1:
+                        if r > 0.0:
                             c += 1.0
                             if S[a] > 0.0:
                                 s += w[a]
-                    else:
-                        s += _r(code, g, gm[a]) * S[a] * w[a]
+                    elif r > 0.0:
+                        s += r * S[a] * w[a]
                 if code == RR:
                     s += 1e-9 * c
                 if s > best:
                     best = s
                     bd = d
+            if best <= 0.0 and code != RR:
+                i0 = i
+                break
             order[i] = bd
             left[bd] = False
             for a in range(m):
-                g = G[g0 + bd * m + a]
+                r = R[bd * m + a]
                 if code == RR:
-                    if g >= 1:
+                    if r > 0.0:
                         S[a] = 0.0
                 else:
-                    S[a] *= 1.0 - _r(code, g, gm[a])
+                    S[a] *= 1.0 - r
+        for d in range(n):
+            if left[d]:
+                order[i0] = d
+                i0 += 1
         exact = m <= 1
     v = _value(code, k, java, p, e, order, 0, n, G, g0, m, w, gm, nrel, idcg, S, C)
     return v, exact
-
-
-@_jit
-def _lcomb(a, b):
-    return math.lgamma(a + 1.0) - math.lgamma(b + 1.0) - math.lgamma(a - b + 1.0)
 
 
 @_jit
@@ -265,26 +330,44 @@ def _harmonic(N):
 
 @_jit
 def _survival(code, urows, G, g0, m, a, gm, K, N, E):
-    """E[S_c], c = 0..K, over random orders of a universe of N documents (``urows`` plus N - n
-    with r = 0) for aspect a; writes E[0..K]."""
-    n = urows.size
-    Kn = min(K, n)
-    En = np.zeros(Kn + 1)
-    En[0] = 1.0
-    for j in range(1, n + 1):
-        d = urows[j - 1]
-        y = 1.0 - (_r(code, G[g0 + d * m + a], gm[a]) if d >= 0 else 0.0)
-        for c in range(min(j, Kn), 0, -1):
-            En[c] = ((j - c) / j * En[c] if c < j else 0.0) + (c / j) * y * En[c - 1]
-    if N == n:
-        for c in range(Kn + 1):
-            E[c] = En[c]
-        return
-    for mm in range(K + 1):
+    """E[S_c], c = 0..K, over random orders of a universe of N documents (``urows`` plus
+    N - |urows| with r = 0) for aspect a; writes E[0..K]. The normalised elementary symmetric
+    recurrence runs over the nr documents with r > 0 only (Er[c] = E[prod of c of them]); the
+    first c positions then hold j of them with the hypergeometric probability h(c, j), updated
+    in c: E[S_c] = sum_j h(c, j) Er[j]."""
+    nr = 0
+    for j in range(urows.size):
+        d = urows[j]
+        if d >= 0 and G[g0 + d * m + a] > 0:
+            nr += 1
+    Kr = min(K, nr)
+    Er = np.zeros(Kr + 1)
+    Er[0] = 1.0
+    j = 0
+    for jj in range(urows.size):
+        d = urows[jj]
+        if d < 0 or G[g0 + d * m + a] <= 0:
+            continue
+        j += 1
+        y = 1.0 - _r(code, G[g0 + d * m + a], gm[a])
+        ij = 1.0 / j
+        for c in range(min(j, Kr), 0, -1):
+            Er[c] = ((j - c) * ij * Er[c] if c < j else 0.0) + c * ij * y * Er[c - 1]
+    h = np.zeros(Kr + 1)
+    h[0] = 1.0
+    E[0] = 1.0
+    z = float(N - nr)  # documents with r = 0
+    for c in range(K):  # position c+1 takes one of the N - c documents left
+        inv = 1.0 / (N - c)
+        for jr in range(min(c + 1, Kr), -1, -1):
+            v = h[jr] * max(z - (c - jr), 0.0) * inv if jr <= c else 0.0
+            if jr > 0:
+                v += h[jr - 1] * (nr - (jr - 1)) * inv
+            h[jr] = v
         s = 0.0
-        for c in range(max(0, mm - (N - n)), min(mm, n) + 1):
-            s += math.exp(_lcomb(n, c) + _lcomb(N - n, mm - c) - _lcomb(N, mm)) * En[c]
-        E[mm] = s
+        for jr in range(min(c + 1, Kr) + 1):
+            s += h[jr] * Er[jr]
+        E[c + 1] = s
 
 
 @_jit
@@ -344,11 +427,12 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN):
             if idcg[a] > 0:
                 tot += w[a] * ((V / N) / idcg[a])
         elif r > 0:
-            if code == RR:
+            if code == RR:  # P(first hit at i) = C(N-i, r-1)/C(N, r), by its ratio in i
                 s = 0.0
-                lc = _lcomb(N, r)
+                q = r / N
                 for i in range(1, N - r + 2):
-                    s += math.exp(_lcomb(N - i, r - 1) - lc) / i
+                    s += q / i
+                    q *= (N - i - r + 1.0) / (N - i) if N > i else 0.0
                 tot += w[a] * s
             elif N == 1:
                 tot += w[a] * r / nrel[a]
@@ -375,7 +459,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
     M = spec.shape[0]
     A = aoff[T]
     IDCG = np.zeros((max(A, 1), M))
-    GM = np.ones((max(A, 1), M))
+    GM = np.ones((max(A, 1), M), np.int64)
     for t in nb.prange(T):
         n = toff[t + 1] - toff[t]
         a0 = aoff[t]
