@@ -5,11 +5,11 @@ with IUB and exact REB, on a synthetic MSLR-shaped table with 5 aspects per quer
 interleaved in one process, wall and CPU time; and ``uefast.diversity.evaluate`` end to end.
 
 Data: :func:`uefast.sample.mslr_like` (query sizes lognormal around 120 documents, string ids),
-one system (``sys0``'s scores); every document judged on 5 aspects with grades 0-2 (P = .6/.3/.1,
+1 or 8 systems (the ``sysK`` scores); every document judged on 5 aspects with grades 0-2 (P = .6/.3/.1,
 seeded), so every run row is judged. Rows = run rows.
 
-Run: ``python benchmarks/test_bench_diversity_ia.py [n_queries]`` (default 3,000 queries, the
-reference path on the first 300 only, scaled per row); ``UEFAST_BENCH_SMALL=1``: 200 queries, one
+Run: ``python benchmarks/test_bench_diversity_ia.py [n_queries [n_systems]]`` (default 3,000
+queries and 1 system; the reference path on the first 300 segments only, scaled per row); ``UEFAST_BENCH_SMALL=1``: 200 queries, one
 repetition. ``pytest benchmarks/test_bench_diversity_ia.py --benchmark-only`` for
 pytest-benchmark. Figures: ``benchmarks/RESULTS_diversity.md``.
 """
@@ -29,15 +29,18 @@ MEASURES = ["AP-IA", "nDCG-IA@10", "gERR-IA@10", "RBP-IA", "RR-IA", "RBU@10"]
 ASPECTS = 5
 
 
-def make_data(n_queries: int, seed: int = 7):
-    """(run table, qrels table): MSLR-shaped run, every document judged on ``ASPECTS`` aspects."""
+def make_data(n_queries: int, n_systems: int = 1, seed: int = 7):
+    """(run table, qrels table): MSLR-shaped run of ``n_systems`` systems (the score columns
+    ``sys0..``), every document judged on ``ASPECTS`` aspects."""
     from uefast.sample import mslr_like
 
-    t = mslr_like(n_queries, 1, seed=seed, string_ids=True)
+    t = mslr_like(n_queries, n_systems, seed=seed, string_ids=True)
     n = t.num_rows
     rng = np.random.default_rng(seed)
     g = rng.choice(3, size=(n, ASPECTS), p=[0.6, 0.3, 0.1])
-    run = pa.table({"qid": t["qid"], "docid": t["docid"], "score": t["sys0"]})
+    run = pa.concat_tables([
+        pa.table({"qid": t["qid"], "docid": t["docid"], "score": t[f"sys{s}"],
+                  "system": pa.array(np.full(n, f"sys{s}"))}) for s in range(n_systems)])
     rep = np.repeat(np.arange(n), ASPECTS)
     qrels = pa.table({"qid": t["qid"].take(pa.array(rep)), "docid": t["docid"].take(pa.array(rep)),
                       "subtopic": pa.array(np.tile(np.arange(ASPECTS), n).astype(str)),
@@ -78,11 +81,11 @@ def _timed(fn, *a):
     return time.perf_counter() - t0, time.process_time() - c0
 
 
-def main(n_queries: int = 3000, reps: int = 5) -> None:
+def main(n_queries: int = 3000, n_systems: int = 1, reps: int = 5) -> None:
     from uefast.diversity import evaluate
     from uefast.diversity.registry import Batch
 
-    run, qrels = make_data(n_queries)
+    run, qrels = make_data(n_queries, n_systems)
     rows = run.num_rows
     batch, mlist = prepare(run, qrels)
     nref = min(300, batch.seg_topic.size)  # the reference path on the first topics only
@@ -96,7 +99,7 @@ def main(n_queries: int = 3000, reps: int = 5) -> None:
         res["kernel"].append(_timed(kernel, batch, mlist) + (rows,))
         res["reference"].append(_timed(reference, sub, mlist) + (sub_rows,))
         res["evaluate"].append(_timed(evaluate, run, qrels, MEASURES) + (rows,))
-    print(f"{rows:,} run rows, {batch.seg_topic.size:,} queries, {ASPECTS} aspects, "
+    print(f"{rows:,} run rows, {n_queries:,} queries x {n_systems} systems, {ASPECTS} aspects, "
           f"{len(MEASURES)} measures ({', '.join(MEASURES)}); load {os.getloadavg()[0]:.1f}")
     best = {}
     for name, v in res.items():
@@ -120,4 +123,5 @@ def test_bench_ia_family(benchmark, impl):
 
 
 if __name__ == "__main__":
-    main(200 if SMALL else int(sys.argv[1]) if len(sys.argv) > 1 else 3000)
+    args = [int(x) for x in sys.argv[1:3]]
+    main(200 if SMALL else args[0] if args else 3000, args[1] if len(args) > 1 else 1)

@@ -46,38 +46,35 @@ _jit = nb.njit(cache=True, nogil=True)
 
 
 @_jit
-def _gmax(G, g0, n, m, gtop, out):
-    """The grade map's maximum per aspect (``gtop``: the topic's largest grade for all); 1
-    where it is 0 (as :meth:`Topic.rel`)."""
+def _scales(code, G, g0, n, m, gtop, out):
+    """Per aspect, the factor that turns a grade into r: 1/2^gmax (cascade: r = (2^g - 1)/2^gmax,
+    the same double as the division) or 1/gmax (linear: g/gmax, within one ulp); gmax = the
+    aspect's largest grade (``gtop``: the topic's), 1 where it is 0 (as :meth:`Topic.rel`)."""
     top = 0
     for a in range(m):
         best = 0
         for d in range(n):
-            g = G[g0 + d * m + a]
-            if g > best:
-                best = g
+            best = max(best, G[g0 + d * m + a])
         out[a] = best
         if best > top:
             top = best
     for a in range(m):
-        if gtop:
-            out[a] = top
-        if out[a] <= 0:
-            out[a] = 1
+        gm = top if gtop else int(out[a])
+        if gm <= 0:
+            gm = 1
+        out[a] = 1.0 / 2.0 ** gm if (code == RBU or code == GERR) else 1.0 / gm
 
 
 @_jit
-def _r(code, g, gm):
-    """r(d,t) of the family's grade map: cascade (2^g-1)/2^gmax, linear g/gmax, binary."""
-    if g <= 0:
-        return 0.0
+def _r(code, g, sc):
+    """r(d,t) of the family's grade map (``sc`` from :func:`_scales`): cascade, linear, binary."""
     if code == RBU or code == GERR:
-        if g < 53 and gm < 53:  # the same double as (2^g - 1)/2^gmax, without pow
-            return float((1 << g) - 1) / float(1 << gm)
-        return (2.0 ** g - 1.0) / 2.0 ** gm
+        if g < 53:
+            return float((1 << g) - 1) * sc
+        return (2.0 ** g - 1.0) * sc
     if code == RBP or code == NDCG:
-        return g / gm
-    return 1.0
+        return g * sc
+    return 1.0 if g >= 1 else 0.0
 
 
 @_jit
@@ -106,10 +103,9 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C)
             gain = 0.0
             if d >= 0:
                 for a in range(m):
-                    r = _r(code, G[g0 + d * m + a], gm[a])
-                    if r > 0.0:
-                        gain += w[a] * r * S[a]
-                        S[a] *= 1.0 - r
+                    r = _r(code, G[g0 + d * m + a], gm[a])  # branch-free: r = 0 adds 0
+                    gain += w[a] * r * S[a]
+                    S[a] *= 1.0 - r
             if code == GERR:
                 tot += gain / (i + 1.0)
             elif java:
@@ -125,9 +121,7 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C)
             if d >= 0:
                 gain = 0.0
                 for a in range(m):
-                    g = G[g0 + d * m + a]
-                    if g > 0:
-                        gain += w[a] * _r(code, g, gm[a])
+                    gain += w[a] * _r(code, G[g0 + d * m + a], gm[a])
                 tot += pi * gain
             pi *= p
         return (1.0 - p) * tot
@@ -140,9 +134,7 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C)
             if d >= 0:
                 D = _dlog(i + 1.0)
                 for a in range(m):
-                    g = G[g0 + d * m + a]
-                    if g > 0:
-                        S[a] += _r(code, g, gm[a]) * D
+                    S[a] += _r(code, G[g0 + d * m + a], gm[a]) * D
         for a in range(m):
             if idcg[a] > 0:
                 tot += w[a] * (S[a] / idcg[a])
@@ -154,14 +146,14 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C)
     for i in range(L):
         d = rows[lo + i]
         if d >= 0:
+            ii = 1.0 / (i + 1.0)
             for a in range(m):
-                if G[g0 + d * m + a] >= 1:
-                    if code == RR:
-                        if C[a] == 0.0:
-                            C[a] = i + 1.0
-                    else:
-                        C[a] += 1.0
-                        S[a] += C[a] / (i + 1.0)
+                J = 1.0 if G[g0 + d * m + a] >= 1 else 0.0
+                if code == RR:
+                    C[a] += (i + 1.0) if (J > 0.0 and C[a] == 0.0) else 0.0
+                else:
+                    C[a] += J
+                    S[a] += J * C[a] * ii
     for a in range(m):
         if code == RR:
             if C[a] > 0:
@@ -192,12 +184,12 @@ def _idcg(G, g0, n, m, k, gm, out):
                 for _ in range(cnt[g]):
                     if i >= K:
                         break
-                    s += (g / gm[a]) * _dlog(i + 1.0)
+                    s += (g * gm[a]) * _dlog(i + 1.0)
                     i += 1
         else:
             col = np.empty(n)
             for d in range(n):
-                col[d] = -(G[g0 + d * m + a] / gm[a])
+                col[d] = -(G[g0 + d * m + a] * gm[a])
             col.sort()
             for i in range(K):
                 s += -col[i] * _dlog(i + 1.0)
@@ -210,15 +202,15 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C):
     order = np.empty(n, np.int64)
     if code == RBP or code == NDCG:  # the value of the key-sorted order is linear in the keys
         key = np.empty(n)
+        for a in range(m):
+            C[a] = w[a] / idcg[a] if code == NDCG else 0.0
         for d in range(n):
             s = 0.0
             for a in range(m):
-                g = G[g0 + d * m + a]
-                if g > 0:
-                    if code == RBP:
-                        s += _r(code, g, gm[a]) * w[a]
-                    else:
-                        s += _r(code, g, gm[a]) * (w[a] / idcg[a])
+                if code == RBP:
+                    s += _r(code, G[g0 + d * m + a], gm[a]) * w[a]
+                else:
+                    s += _r(code, G[g0 + d * m + a], gm[a]) * C[a]
             key[d] = -s
         key.sort()
         v = 0.0
@@ -234,13 +226,15 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C):
     if code == AP:  # by sum_t J w_t/R_t, then more aspects, then row (np.lexsort's order)
         key = np.empty(n)
         cnt = np.empty(n)
+        for a in range(m):
+            C[a] = w[a] / max(nrel[a], 1)
         for d in range(n):
             s = 0.0
             c = 0.0
             for a in range(m):
-                if G[g0 + d * m + a] >= 1:
-                    s += w[a] / max(nrel[a], 1)
-                    c += 1.0
+                J = 1.0 if G[g0 + d * m + a] >= 1 else 0.0
+                s += J * C[a]
+                c += J
             key[d] = -s
             cnt[d] = -c
         o1 = np.argsort(cnt, kind="mergesort")
@@ -282,15 +276,10 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C):
                     continue
                 s = 0.0
                 c = 0.0
-                for a in range(m):
+                for a in range(m):  # RR-IA: r in {0, 1}, S = [aspect not yet covered]
                     r = R[d * m + a]
-                    if code == RR:
-                        if r > 0.0:
-                            c += 1.0
-                            if S[a] > 0.0:
-                                s += w[a]
-                    elif r > 0.0:
-                        s += r * S[a] * w[a]
+                    s += r * S[a] * w[a]
+                    c += r
                 if code == RR:
                     s += 1e-9 * c
                 if s > best:
@@ -302,12 +291,7 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C):
             order[i] = bd
             left[bd] = False
             for a in range(m):
-                r = R[bd * m + a]
-                if code == RR:
-                    if r > 0.0:
-                        S[a] = 0.0
-                else:
-                    S[a] *= 1.0 - r
+                S[a] *= 1.0 - R[bd * m + a]
         for d in range(n):
             if left[d]:
                 order[i0] = d
@@ -419,8 +403,7 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN):
             if d >= 0:
                 g = G[g0 + d * m + a]
                 V += _r(code, g, gm[a])
-                if g >= 1:
-                    r += 1
+                r += 1 if g >= 1 else 0
         if code == RBP:
             tot += w[a] * (V / N)
         elif code == NDCG:
@@ -459,7 +442,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
     M = spec.shape[0]
     A = aoff[T]
     IDCG = np.zeros((max(A, 1), M))
-    GM = np.ones((max(A, 1), M), np.int64)
+    GM = np.ones((max(A, 1), M))
     for t in nb.prange(T):
         n = toff[t + 1] - toff[t]
         a0 = aoff[t]
@@ -475,7 +458,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
             code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
             p, e = fpar[j, 0], fpar[j, 1]
             gm = GM[a0:a0 + m, j]
-            _gmax(G, g0, n, m, spec[j, 3] != 0, gm)
+            _scales(code, G, g0, n, m, spec[j, 3] != 0, gm)
             idcg = IDCG[a0:a0 + m, j]
             if code == NDCG:
                 _idcg(G, g0, n, m, k, gm, idcg)
