@@ -177,9 +177,7 @@ def _idcg(G, g0, n, m, k, gm, out):
         if top <= 4096:
             cnt = np.zeros(top + 1, np.int64)
             for d in range(n):
-                g = G[g0 + d * m + a]
-                if g > 0:
-                    cnt[g] += 1
+                cnt[G[g0 + d * m + a]] += 1
             for g in range(top, 0, -1):
                 for _ in range(cnt[g]):
                     if i >= K:
@@ -302,39 +300,43 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C):
 
 
 @_jit
-def _harmonic(N):
+def _harmonic(N, RC):
+    """H_N = sum_{i<=N} 1/i (the asymptotic series beyond 10^6 terms: error < 1e-25)."""
     if N < 1_000_000:
         s = 0.0
         for i in range(1, N + 1):
-            s += 1.0 / i
+            s += RC[i] if i < RC.size else 1.0 / i
         return s
-    x = float(N)  # asymptotic series, error < 1e-25 here
+    x = float(N)
     return math.log(x) + 0.5772156649015329 + 1.0 / (2 * x) - 1.0 / (12 * x * x) + 1.0 / (120 * x ** 4)
 
 
 @_jit
-def _survival(code, urows, G, g0, m, a, gm, K, N, E):
+def _recip(RC, x):
+    """1/x from the table (1/i, i < len(RC)) or by division."""
+    return RC[x] if x < RC.size else 1.0 / x
+
+
+@_jit
+def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC):
     """E[S_c], c = 0..K, over random orders of a universe of N documents (``urows`` plus
     N - |urows| with r = 0) for aspect a; writes E[0..K]. The normalised elementary symmetric
     recurrence runs over the nr documents with r > 0 only (Er[c] = E[prod of c of them]); the
     first c positions then hold j of them with the hypergeometric probability h(c, j), updated
     in c: E[S_c] = sum_j h(c, j) Er[j]."""
+    ys = np.empty(urows.size)
     nr = 0
-    for j in range(urows.size):
+    for j in range(urows.size):  # branch-free compaction of y = 1 - r < 1
         d = urows[j]
-        if d >= 0 and G[g0 + d * m + a] > 0:
-            nr += 1
+        y = 1.0 - _r(code, G[g0 + max(d, 0) * m + a], gm[a]) if d >= 0 else 1.0
+        ys[nr] = y
+        nr += 1 if y < 1.0 else 0
     Kr = min(K, nr)
     Er = np.zeros(Kr + 1)
     Er[0] = 1.0
-    j = 0
-    for jj in range(urows.size):
-        d = urows[jj]
-        if d < 0 or G[g0 + d * m + a] <= 0:
-            continue
-        j += 1
-        y = 1.0 - _r(code, G[g0 + d * m + a], gm[a])
-        ij = 1.0 / j
+    for j in range(1, nr + 1):
+        y = ys[j - 1]
+        ij = RC[j]
         for c in range(min(j, Kr), 0, -1):
             Er[c] = ((j - c) * ij * Er[c] if c < j else 0.0) + c * ij * y * Er[c - 1]
     h = np.zeros(Kr + 1)
@@ -342,7 +344,7 @@ def _survival(code, urows, G, g0, m, a, gm, K, N, E):
     E[0] = 1.0
     z = float(N - nr)  # documents with r = 0
     for c in range(K):  # position c+1 takes one of the N - c documents left
-        inv = 1.0 / (N - c)
+        inv = _recip(RC, N - c)
         for jr in range(min(c + 1, Kr), -1, -1):
             v = h[jr] * max(z - (c - jr), 0.0) * inv if jr <= c else 0.0
             if jr > 0:
@@ -355,7 +357,7 @@ def _survival(code, urows, G, g0, m, a, gm, K, N, E):
 
 
 @_jit
-def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN):
+def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC):
     """E[value] over random orders of the universe (see the module docstring)."""
     n = urows.size
     if N <= 0:
@@ -369,30 +371,20 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN):
         else:
             K = min(k, N)
         E = np.empty(K + 1)
+        disc = np.empty(K + 1)
+        pi = 1.0
+        ds = 0.0
+        for i in range(1, K + 1):
+            disc[i] = _recip(RC, i) if code == GERR else ((1.0 - p) * pi if java else pi * p)
+            ds += disc[i]
+            pi *= p
         for a in range(m):
-            any_rel = False
-            for j in range(n):
-                d = urows[j]
-                if d >= 0 and G[g0 + d * m + a] > 0:
-                    any_rel = True
-                    break
-            if not any_rel:
-                continue
-            _survival(code, urows, G, g0, m, a, gm, K, N, E)
+            _survival(code, urows, G, g0, m, a, gm, K, N, E, RC)
             s = 0.0
             for i in range(1, K + 1):
-                if code == GERR:
-                    disc = 1.0 / i
-                elif java:
-                    disc = (1.0 - p) * p ** (i - 1)
-                else:
-                    disc = p ** i
-                s += disc * (E[i - 1] - E[i])
+                s += disc[i] * (E[i - 1] - E[i])
             tot += w[a] * s
         if code == RBU:
-            ds = 0.0
-            for i in range(1, K + 1):
-                ds += (1.0 - p) * p ** (i - 1) if java else p ** i
             tot -= e * ds
         return tot
     for a in range(m):
@@ -414,8 +406,8 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN):
                 s = 0.0
                 q = r / N
                 for i in range(1, N - r + 2):
-                    s += q / i
-                    q *= (N - i - r + 1.0) / (N - i) if N > i else 0.0
+                    s += q * _recip(RC, i)
+                    q *= (N - i - r + 1.0) * _recip(RC, N - i) if N > i else 0.0
                 tot += w[a] * s
             elif N == 1:
                 tot += w[a] * r / nrel[a]
@@ -434,9 +426,10 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN):
 
 @nb.njit(cache=True, nogil=True, parallel=True)
 def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, universe, ncoll,
-             val, iub, exact, reb):
+             RC, val, iub, exact, reb):
     """Fill ``val`` (S x M), ``iub``/``exact`` (T x M) and ``reb`` (T x M for the judged and
-    collection universes, S x M for ``universe`` 1 = retrieved)."""
+    collection universes, S x M for ``universe`` 1 = retrieved). ``RC``: 1/i for i = 0.. at
+    least the longest topic and segment (``RC[0]`` unused)."""
     T = toff.size - 1
     S = soff.size - 1
     M = spec.shape[0]
@@ -453,7 +446,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
         sc = np.empty(m)
         cc = np.empty(m)
         allrows = np.arange(n)
-        HN = _harmonic(ncoll if universe == 2 else n)
+        HN = _harmonic(ncoll, RC) if universe == 2 else _harmonic(n, RC)
         for j in range(M):
             code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
             p, e = fpar[j, 0], fpar[j, 1]
@@ -467,7 +460,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
             exact[t, j] = ex
             if universe != 1:
                 N = ncoll if universe == 2 else n
-                reb[t, j] = _reb(code, k, java, p, e, allrows, N, G, g0, m, w, gm, nrel, idcg, HN)
+                reb[t, j] = _reb(code, k, java, p, e, allrows, N, G, g0, m, w, gm, nrel, idcg, HN, RC)
     for s in nb.prange(S):
         t = seg_topic[s]
         a0 = aoff[t]
@@ -478,7 +471,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
         sc = np.empty(m)
         cc = np.empty(m)
         lo, hi = soff[s], soff[s + 1]
-        HN = _harmonic(hi - lo) if universe == 1 else 0.0
+        HN = _harmonic(hi - lo, RC) if universe == 1 else 0.0
         for j in range(M):
             gm = GM[a0:a0 + m, j]
             idcg = IDCG[a0:a0 + m, j]
@@ -487,4 +480,4 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
             val[s, j] = _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, sc, cc)
             if universe == 1:
                 reb[s, j] = _reb(code, k, java, p, e, rows[lo:hi], hi - lo, G, g0, m, w, gm, nrel,
-                                 idcg, HN)
+                                 idcg, HN, RC)

@@ -99,8 +99,10 @@ def ia_scores(batch, mlist, reb_universe: str = "judged", collection_size=None):
     exact = np.empty((T, M), np.bool_)
     uni = UNIVERSES.index(reb_universe)
     reb = np.empty((S if uni == 1 else T, M))
-    ia_batch(toff, aoff, goff, G, W, NR, np.ascontiguousarray(batch.seg_topic, np.int64),
-             np.ascontiguousarray(batch.soff, np.int64), np.ascontiguousarray(batch.rows, np.int64),
-             spec, fpar, uni, N, val, iub, exact, reb)
+    soff = np.ascontiguousarray(batch.soff, np.int64)
+    longest = max(int(np.diff(toff).max(initial=0)), int(np.diff(soff).max(initial=0)))
+    RC = 1.0 / np.maximum(np.arange(longest + 2, dtype=np.float64), 1.0)
+    ia_batch(toff, aoff, goff, G, W, NR, np.ascontiguousarray(batch.seg_topic, np.int64), soff,
+             np.ascontiguousarray(batch.rows, np.int64), spec, fpar, uni, N, RC, val, iub, exact, reb)
     st = batch.seg_topic
     return val, iub[st], exact[st], (reb if uni == 1 else reb[st])
