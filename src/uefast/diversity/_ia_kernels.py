@@ -9,8 +9,9 @@ reference the tests compare with); this module re-states them as loops over flat
   at ``aoff[t]``);
 * segments: ``rows[soff[s]:soff[s+1]]`` (topic-local judged row, -1 unjudged) of topic
   ``seg_topic[s]``;
-* measures: ``spec`` (M x 4 int64: family code, cutoff k or -1, java variant, gmax over the topic)
-  and ``fpar`` (M x 2: p, e).
+* measures: ``spec`` (M x 5 int64: family code, cutoff k or -1, java variant, gmax over the
+  topic, and the index of an earlier cascade measure whose greedy ideal and E[S_c] it shares
+  (same grade map and depth), or -1) and ``fpar`` (M x 2: p, e).
 
 REB (SPEC_diversity §4; an IA measure is sum_t w_t M_t, so REB = sum_t w_t REB(M_t) by
 linearity) is the mean over uniformly random orders of a *universe* of N documents of which the
@@ -195,9 +196,10 @@ def _idcg(G, g0, n, m, k, gm, out):
 
 
 @_jit
-def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C):
-    """(value of the family's ideal ranking of the judged documents, exact?)."""
-    order = np.empty(n, np.int64)
+def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_order):
+    """(value of the family's ideal ranking of the judged documents, exact?). ``order`` (n):
+    the greedy ideal, written here, or read when ``have_order`` (the same cascade greedy of an
+    earlier measure of the batch)."""
     if code == RBP or code == NDCG:  # the value of the key-sorted order is linear in the keys
         key = np.empty(n)
         for a in range(m):
@@ -242,6 +244,8 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C):
         o2 = np.argsort(k2, kind="mergesort")
         for d in range(n):
             order[d] = o1[o2[d]]
+        exact = m <= 1
+    elif have_order:
         exact = m <= 1
     else:  # greedy: cascade (RBU, gERR-IA) or weighted cover (RR-IA); ties to the lower row
         left = np.ones(n, np.bool_)
@@ -357,8 +361,10 @@ def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC):
 
 
 @_jit
-def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC):
-    """E[value] over random orders of the universe (see the module docstring)."""
+def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec, have_E):
+    """E[value] over random orders of the universe (see the module docstring). Cascade
+    families: ``Ec[a, :K+1]`` holds E[S_c] of aspect a, computed here or read when ``have_E``
+    (an earlier measure of the batch with the same grade map and K)."""
     n = urows.size
     if N <= 0:
         return 0.0
@@ -370,7 +376,6 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC):
             K = N
         else:
             K = min(k, N)
-        E = np.empty(K + 1)
         disc = np.empty(K + 1)
         pi = 1.0
         ds = 0.0
@@ -379,7 +384,9 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC):
             ds += disc[i]
             pi *= p
         for a in range(m):
-            _survival(code, urows, G, g0, m, a, gm, K, N, E, RC)
+            E = Ec[a]
+            if not have_E:
+                _survival(code, urows, G, g0, m, a, gm, K, N, E, RC)
             s = 0.0
             for i in range(1, K + 1):
                 s += disc[i] * (E[i - 1] - E[i])
@@ -447,6 +454,13 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
         cc = np.empty(m)
         allrows = np.arange(n)
         HN = _harmonic(ncoll, RC) if universe == 2 else _harmonic(n, RC)
+        N = ncoll if universe == 2 else n
+        Kt = 0
+        for j in range(M):
+            if spec[j, 0] == RBU or spec[j, 0] == GERR:
+                Kt = max(Kt, N if (spec[j, 2] or spec[j, 1] < 0) else min(spec[j, 1], N))
+        ORD = np.empty((M, n), np.int64)
+        EC = np.empty((M, m, Kt + 1))
         for j in range(M):
             code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
             p, e = fpar[j, 0], fpar[j, 1]
@@ -455,12 +469,14 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
             idcg = IDCG[a0:a0 + m, j]
             if code == NDCG:
                 _idcg(G, g0, n, m, k, gm, idcg)
-            v, ex = _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, sc, cc)
+            sh = spec[j, 4]
+            v, ex = _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, sc, cc,
+                         ORD[sh if sh >= 0 else j], sh >= 0)
             iub[t, j] = v
             exact[t, j] = ex
             if universe != 1:
-                N = ncoll if universe == 2 else n
-                reb[t, j] = _reb(code, k, java, p, e, allrows, N, G, g0, m, w, gm, nrel, idcg, HN, RC)
+                reb[t, j] = _reb(code, k, java, p, e, allrows, N, G, g0, m, w, gm, nrel, idcg, HN,
+                                 RC, EC[sh if sh >= 0 else j], sh >= 0)
     for s in nb.prange(S):
         t = seg_topic[s]
         a0 = aoff[t]
@@ -480,4 +496,4 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
             val[s, j] = _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, sc, cc)
             if universe == 1:
                 reb[s, j] = _reb(code, k, java, p, e, rows[lo:hi], hi - lo, G, g0, m, w, gm, nrel,
-                                 idcg, HN, RC)
+                                 idcg, HN, RC, np.empty((m, hi - lo + 1)), False)

@@ -39,12 +39,19 @@ def flat_topics(topics) -> tuple:
 
 
 def _spec(mlist):
-    spec = np.zeros((len(mlist), 4), np.int64)
+    spec = np.zeros((len(mlist), 5), np.int64)
     fpar = np.zeros((len(mlist), 2), np.float64)
+    seen: dict = {}
     for j, m in enumerate(mlist):
         prm = m.params
-        spec[j] = (FAST[m.fam.name], -1 if m.k is None else m.k, prm.get("variant") == "java",
-                   prm.get("gmax") == "topic")
+        code, java = FAST[m.fam.name], prm.get("variant") == "java"
+        k = -1 if m.k is None else m.k
+        share = -1
+        if code in (RBU, GERR):  # same cascade map and depth: same greedy ideal and E[S_c]
+            key = (prm.get("gmax"), -1 if java else k)
+            share = seen.setdefault(key, j)
+            share = -1 if share == j else share
+        spec[j] = (code, k, java, prm.get("gmax") == "topic", share)
         fpar[j] = (prm.get("p", 0.0), prm.get("e", 0.0))
     return spec, fpar
 
