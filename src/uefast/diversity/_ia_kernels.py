@@ -47,20 +47,26 @@ _jit = nb.njit(cache=True, nogil=True)
 
 
 @_jit
-def _scales(code, G, g0, n, m, gtop, out):
+def _amax(G, g0, n, m, out):
+    """The largest grade of each aspect of a topic."""
+    for a in range(m):
+        out[a] = 0
+    for d in range(n):
+        for a in range(m):
+            out[a] = max(out[a], G[g0 + d * m + a])
+
+
+@_jit
+def _scales(code, amax, m, gtop, out):
     """Per aspect, the factor that turns a grade into r: 1/2^gmax (cascade: r = (2^g - 1)/2^gmax,
     the same double as the division) or 1/gmax (linear: g/gmax, within one ulp); gmax = the
-    aspect's largest grade (``gtop``: the topic's), 1 where it is 0 (as :meth:`Topic.rel`)."""
+    aspect's largest grade ``amax`` (``gtop``: the topic's), 1 where it is 0 (as
+    :meth:`Topic.rel`)."""
     top = 0
     for a in range(m):
-        best = 0
-        for d in range(n):
-            best = max(best, G[g0 + d * m + a])
-        out[a] = best
-        if best > top:
-            top = best
+        top = max(top, amax[a])
     for a in range(m):
-        gm = top if gtop else int(out[a])
+        gm = top if gtop else amax[a]
         if gm <= 0:
             gm = 1
         out[a] = 1.0 / 2.0 ** gm if (code == RBU or code == GERR) else 1.0 / gm
@@ -237,13 +243,20 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_
                 c += J
             key[d] = -s
             cnt[d] = -c
-        o1 = np.argsort(cnt, kind="mergesort")
-        k2 = np.empty(n)
-        for d in range(n):
-            k2[d] = key[o1[d]]
-        o2 = np.argsort(k2, kind="mergesort")
-        for d in range(n):
-            order[d] = o1[o2[d]]
+        order[:] = np.argsort(key, kind="mergesort")  # ties: row order
+        i = 0
+        while i < n:  # within a run of equal keys: more aspects first, stable (insertion sort)
+            j = i + 1
+            while j < n and key[order[j]] == key[order[i]]:
+                j += 1
+            for x in range(i + 1, j):
+                o = order[x]
+                y = x
+                while y > i and cnt[order[y - 1]] > cnt[o]:
+                    order[y] = order[y - 1]
+                    y -= 1
+                order[y] = o
+            i = j
         exact = m <= 1
     elif have_order:
         exact = m <= 1
@@ -460,12 +473,14 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
             if spec[j, 0] == RBU or spec[j, 0] == GERR:
                 Kt = max(Kt, N if (spec[j, 2] or spec[j, 1] < 0) else min(spec[j, 1], N))
         ORD = np.empty((M, n), np.int64)
+        amax = np.empty(m, np.int64)
+        _amax(G, g0, n, m, amax)
         EC = np.empty((M, m, Kt + 1))
         for j in range(M):
             code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
             p, e = fpar[j, 0], fpar[j, 1]
             gm = GM[a0:a0 + m, j]
-            _scales(code, G, g0, n, m, spec[j, 3] != 0, gm)
+            _scales(code, amax, m, spec[j, 3] != 0, gm)
             idcg = IDCG[a0:a0 + m, j]
             if code == NDCG:
                 _idcg(G, g0, n, m, k, gm, idcg)
