@@ -68,6 +68,10 @@ def rank_run(run: pa.Table, topics: DivQrels, ties: str = "trec_eval", queries: 
     keep = np.flatnonzero(tcode >= 0)
     if keep.size == 0:
         raise InputError("run: no query of the run is in the qrels")
+    # docids as integer codes of the run's distinct docids, and their rank by bytes
+    denc = pc.dictionary_encode(d)
+    dcode = np.asarray(denc.indices, np.int64)
+    uniq = denc.dictionary
     if ties == "rank":
         key = numpy_view(column(run, "rank", "run")).astype(np.float64)
         sort = [("t", "ascending"), ("k", "ascending")]
@@ -76,7 +80,9 @@ def rank_run(run: pa.Table, topics: DivQrels, ties: str = "trec_eval", queries: 
         sc = numpy_view(column(run, score, "run")).astype(np.float64)
         if np.isnan(sc[keep]).any():
             raise InputError(f"run: column {score!r} has NaN (row {int(np.flatnonzero(np.isnan(sc))[0])})")
-        tab = pa.table({"s": scode[keep], "t": tcode[keep], "k": sc[keep], "d": d.take(pa.array(keep))})
+        urank = np.empty(len(uniq), np.int64)
+        urank[np.asarray(pc.array_sort_indices(uniq), np.int64)] = np.arange(len(uniq))
+        tab = pa.table({"s": scode[keep], "t": tcode[keep], "k": sc[keep], "d": urank[dcode[keep]]})
         sort = [("t", "ascending"), ("k", "descending"),
                 ("d", "descending" if ties == "trec_eval" else "ascending")]
     order = keep[np.asarray(pc.sort_indices(tab, sort_keys=[("s", "ascending")] + sort), np.int64)]
@@ -85,8 +91,8 @@ def rank_run(run: pa.Table, topics: DivQrels, ties: str = "trec_eval", queries: 
     first = np.flatnonzero(start)
     seg_sys, seg_top = ss[first], ts[first]
     soff = np.r_[first, order.size].astype(np.int64)
-    rows = _join(topics, qids, ts, d.take(pa.array(order)))
-    _check_duplicates(ts, ss, d.take(pa.array(order)), order)
+    rows = _join(topics, qids, ts, dcode[order], uniq)
+    _check_duplicates(ts, ss, dcode[order], len(uniq), d, order)
     if queries == "qrels":
         seg_sys, seg_top, soff, rows = _all_queries(len(systems), len(qids), seg_sys, seg_top, soff, rows)
     elif queries != "intersect":
@@ -95,36 +101,51 @@ def rank_run(run: pa.Table, topics: DivQrels, ties: str = "trec_eval", queries: 
     return systems, seg_sys, batch, info
 
 
-def _check_duplicates(ts, ss, dsorted, order) -> None:
-    code = np.asarray(pc.dictionary_encode(dsorted).indices, np.int64)
-    key = (ss * (int(ts.max(initial=0)) + 1) + ts) * (int(code.max(initial=0)) + 1) + code
+def _check_duplicates(ts, ss, code, U, d, order) -> None:
+    """A docid twice within a (system, qid) is an error naming its row (``code``: the docid
+    codes of the ordered rows, ``U`` distinct)."""
+    key = (ss * (int(ts.max(initial=0)) + 1) + ts) * max(U, 1) + code
     srt = np.argsort(key, kind="stable")
     dup = np.flatnonzero(key[srt][1:] == key[srt][:-1])
     if dup.size:
         i = int(order[srt[dup[0] + 1]])
-        raise InputError(f"run: row {i}: docid {dsorted[int(srt[dup[0] + 1])].as_py()!r} repeated "
-                         "within a (system, qid)")
+        raise InputError(f"run: row {i}: docid {d[i].as_py()!r} repeated within a (system, qid)")
 
 
-def _join(topics, qids, ts, docs) -> np.ndarray:
-    """Topic-local judged row of every ranked document (-1 unjudged): sorted (topic, doc) keys."""
-    all_docs = np.concatenate([topics[x].docids for x in qids]) if qids else np.zeros(0, object)
-    qd = pa.array(all_docs, pa.string())
-    uniq = pc.unique(qd)
-    U = max(len(uniq), 1)
+def _judged_docs(topics, qids):
+    """(all judged docids as one Arrow array, their topic index, their topic-local row), cached
+    on the compiled qrels."""
+    cache = getattr(topics, "_flat_docids", None)
+    if cache is not None and cache[0] == qids:
+        return cache[1]
     lens = np.array([topics[x].n for x in qids], np.int64)
+    all_docs = np.concatenate([topics[x].docids for x in qids]) if qids else np.zeros(0, object)
     qtop = np.repeat(np.arange(len(qids), dtype=np.int64), lens)
-    qkey = qtop * U + np.asarray(pc.index_in(qd, value_set=uniq), np.int64)
-    local = np.arange(qkey.size) - np.r_[0, np.cumsum(lens)][:-1][qtop]
+    local = np.arange(qtop.size) - np.r_[0, np.cumsum(lens)][:-1][qtop]
+    out = (pa.array(all_docs, pa.string()), qtop, local)
+    try:
+        topics._flat_docids = (list(qids), out)
+    except AttributeError:  # a plain dict
+        pass
+    return out
+
+
+def _join(topics, qids, ts, code, uniq) -> np.ndarray:
+    """Topic-local judged row of every ranked document (-1 unjudged): the judged (topic, doc)
+    pairs coded by the run's distinct docids ``uniq``, sorted, and searched for each ranked
+    (topic, docid code)."""
+    qd, qtop, local = _judged_docs(topics, qids)
+    U = max(len(uniq), 1)
+    qc = np.asarray(pc.index_in(qd, value_set=uniq).fill_null(-1), np.int64)
+    ok = qc >= 0
+    qkey = qtop[ok] * U + qc[ok]
     o = np.argsort(qkey, kind="stable")
-    qkey, local = qkey[o], local[o]
-    rc = np.asarray(pc.index_in(docs, value_set=uniq).fill_null(-1), np.int64)
-    out = np.full(rc.size, -1, np.int64)
-    ok = np.flatnonzero(rc >= 0)
-    if ok.size and qkey.size:
-        key = ts[ok] * U + rc[ok]
+    qkey, loc = qkey[o], local[ok][o]
+    out = np.full(code.size, -1, np.int64)
+    if qkey.size:
+        key = ts * U + code
         pos = np.minimum(np.searchsorted(qkey, key), qkey.size - 1)
-        out[ok] = np.where(qkey[pos] == key, local[pos], -1)
+        out = np.where(qkey[pos] == key, loc[pos], -1)
     return out
 
 
