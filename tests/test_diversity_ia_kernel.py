@@ -180,7 +180,61 @@ def test_evaluate_reb_universe_and_refusals():
     with pytest.raises(InputError, match="all N ranks"):
         evaluate(r, q, ["RBU"], reb_universe="collection", collection_size=10)
     with pytest.raises(InputError, match="judged documents only"):
-        evaluate(r, q, ["alpha-nDCG@5"], reb_universe="retrieved")
+        evaluate(r, q, ["S-RR@100%"], reb_universe="retrieved")
+    with pytest.raises(InputError, match="all N ranks"):
+        evaluate(r, q, ["NRBP"], reb_universe="collection", collection_size=10)
+
+
+NDEVAL = ["ERR-IA@3", "ERR-IA(alpha=0.3)@1", "nERR-IA@2", "alpha-DCG@3", "alpha-nDCG(alpha=0.6)@4",
+          "NRBP", "nNRBP(beta=0.9)", "MAP-IA", "P-IA@2", "strec@3"]
+
+
+def _div_tables(rng, max_n=4, per_topic=2):
+    """(run table, qrels table, compiled qrels): random topics and runs with unjudged documents."""
+    topics = _qrels(rng, 3, max_n=max_n)
+    rows = [(q, t.aspects[a], t.docids[d], int(t.grades[d, a]))
+            for q, t in topics.items() for d in range(t.n) for a in range(t.m)]
+    rows += [(q, "99", t.docids[d], 0) for q, t in topics.items() for d in range(t.n) if t.m == 0]
+    qt = pa.table(dict(zip(["qid", "subtopic", "docid", "label"], map(list, zip(*rows)))))
+    run = []
+    for q, t in topics.items():
+        for s in range(per_topic):
+            docs = list(t.docids) + [f"u{i}" for i in range(int(rng.integers(0, 3)))]
+            docs = [docs[i] for i in rng.permutation(len(docs))][: int(rng.integers(1, len(docs) + 1))]
+            run += [(f"s{s}", q, d, float(len(docs) - i)) for i, d in enumerate(docs)]
+    rt = pa.table(dict(zip(["system", "qid", "docid", "score"], map(list, zip(*run)))))
+    return rt, qt, compile_qrels(qt)
+
+
+@pytest.mark.parametrize("s", NDEVAL + ["nDCG-IA@2", "RBU@2"])
+def test_evaluate_universes_against_enumeration(s):
+    """evaluate(reb_universe=...) for ndeval's names and two kernel families: REB = the mean of
+    the plain-Python reference over every order of the retrieved documents, or of the judged
+    documents plus N - n non-relevant ones."""
+    m = parse_measure(s)
+    rng = np.random.default_rng(abs(hash(s)) % 2**32)
+    rt, qt, topics = _div_tables(rng)
+    out = evaluate(rt, topics, [s], reb_universe="retrieved").to_pydict()
+    seen = 0
+    for sysname, qid, reb in zip(out["system"], out["qid"], out["reb"]):
+        top = topics[qid]
+        sel = [d for ss, q, d in zip(rt["system"].to_pylist(), rt["qid"].to_pylist(),
+                                     rt["docid"].to_pylist()) if ss == sysname and q == qid]
+        idx = {d: i for i, d in enumerate(top.docids)}
+        rows = [idx.get(d, -1) for d in sel]
+        vals = [_naive(m, top, p) for p in itertools.permutations(rows)]
+        assert _close(reb, math.fsum(vals) / len(vals)), (s, qid, rows, reb)
+        seen += 1
+    assert seen
+    if m.fam.name in ("NRBP", "nNRBP"):
+        return
+    N = max(t.n for t in topics.values()) + 2
+    out = evaluate(rt, topics, [s], reb_universe="collection", collection_size=N).to_pydict()
+    for qid, reb in zip(out["qid"], out["reb"]):
+        top = topics[qid]
+        universe = list(range(top.n)) + [-1] * (N - top.n)
+        vals = [_naive(m, top, p) for p in set(itertools.permutations(universe))]
+        assert _close(reb, math.fsum(vals) / len(vals)), (s, qid, top.n, N, reb)
 
 
 def test_trec2012_kernel_equals_reference(shared_data):

@@ -149,6 +149,21 @@ def _join(topics, qids, ts, code, uniq) -> np.ndarray:
     return out
 
 
+def _universe_reb(batch, m, reb_universe, collection_size) -> np.ndarray:
+    """REB of an ndeval measure per segment over the retrieved or collection universe."""
+    from uefast.diversity.universe_ndeval import ndeval_universe_reb, relevant_counts
+
+    if reb_universe == "collection":
+        per = {t: ndeval_universe_reb(batch.topics[t], m, int(collection_size),
+                                      batch.topics[t].n_rel_pairs)
+               for t in np.unique(batch.seg_topic)}
+        return np.array([per[t] for t in batch.seg_topic], float)
+    out = np.empty(batch.seg_topic.size)
+    for s, (top, rows) in enumerate(batch.segments()):
+        out[s] = ndeval_universe_reb(top, m, rows.size, relevant_counts(top, rows))
+    return out
+
+
 def _all_queries(nsys, nq, seg_sys, seg_top, soff, rows):
     have = {(int(a), int(b)): s for s, (a, b) in enumerate(zip(seg_sys, seg_top))}
     new_rows, new_off, ss, tt = [], [0], [], []
@@ -183,7 +198,8 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
     of each query's judged documents), ``"retrieved"`` (of each run's own ranked documents) or
     ``"collection"`` (of ``collection_size`` documents, the unjudged ones non-relevant); the
     last two for the intent-aware families of :data:`uefast.diversity.ia_fast.FAST` (see
-    :mod:`uefast.diversity.ia_fast`). Those families are scored by one Numba pass over all
+    :mod:`uefast.diversity.ia_fast`) and ndeval's names
+    (:mod:`uefast.diversity.universe_ndeval`; NRBP/nNRBP not over a collection). Those families are scored by one Numba pass over all
     segments (:mod:`uefast.diversity._ia_kernels`).
     """
     from uefast.diversity.ia_fast import FAST, check_universe, ia_scores
@@ -196,6 +212,10 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
     run_t = _run_table(run, None)
     systems, seg_sys, batch, info = rank_run(run_t, topics, ties, queries, qid, docid, score, system)
     S, M = batch.seg_topic.size, len(mlist)
+    big = max((t.n for t in batch.topics), default=0)
+    if reb_universe == "collection" and collection_size < big:
+        raise InputError(f"`collection_size` {collection_size} is smaller than a query's judged "
+                         f"documents ({big})")
     val = np.empty((S, M))
     iub = np.empty((S, M))
     reb = np.empty((S, M))
@@ -219,6 +239,8 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
             per_topic[t] = (iv, ex, m.fam.reb(top, m))
         for s, t in enumerate(batch.seg_topic):
             iub[s, j], exact[s, j], reb[s, j] = per_topic[t]
+        if reb_universe != "judged":  # ndeval's names (checked by check_universe)
+            reb[:, j] = _universe_reb(batch, m, reb_universe, collection_size)
     if ue:
         v1, v2 = ue_scores(val - low, iub - low, reb - low, degenerate)
     else:

@@ -58,7 +58,10 @@ def _spec(mlist):
 
 def check_universe(reb_universe: str, collection_size, mlist) -> int:
     """Validate ``reb_universe``/``collection_size`` for the measures ``mlist``; returns N (0
-    unless ``"collection"``). Measures outside :data:`FAST` take the judged universe only."""
+    unless ``"collection"``). Measures outside :data:`FAST` and ndeval's names
+    (:mod:`uefast.diversity.universe_ndeval`) take the judged universe only."""
+    from uefast.diversity.universe_ndeval import NDEVAL_UNIVERSE, NO_COLLECTION
+
     if reb_universe not in UNIVERSES:
         raise InputError(f"`reb_universe` must be one of {list(UNIVERSES)}, got {reb_universe!r}")
     if reb_universe == "judged":
@@ -67,9 +70,10 @@ def check_universe(reb_universe: str, collection_size, mlist) -> int:
                              "reb_universe='judged'")
         return 0
     for m in mlist:
-        if m.fam.name not in FAST:
+        if m.fam.name not in FAST and m.fam.name not in NDEVAL_UNIVERSE:
             raise InputError(f"measure {str(m)!r}: reb_universe={reb_universe!r} is available for "
-                             f"{', '.join(FAST)}; {m.fam.name}'s REB is over the judged documents only")
+                             f"{', '.join((*FAST, *NDEVAL_UNIVERSE))}; {m.fam.name}'s REB is over the "
+                             "judged documents only")
     if reb_universe == "retrieved":
         if collection_size is not None:
             raise InputError("`collection_size` is for reb_universe='collection', got "
@@ -81,7 +85,8 @@ def check_universe(reb_universe: str, collection_size, mlist) -> int:
                          f"documents in the collection (an integer >= 1), got {collection_size!r}")
     for m in mlist:
         name = m.fam.name
-        if name == "RR-IA" or (name == "RBU" and (m.k is None or m["variant"] == "java")):
+        if (name in ("RR-IA", *NO_COLLECTION)
+                or (name == "RBU" and (m.k is None or m["variant"] == "java"))):
             raise InputError(f"measure {str(m)!r}: its REB over a collection sums over all N ranks; "
                              "use a cutoff (RBU@k) or reb_universe='judged'/'retrieved'")
     return int(collection_size)
