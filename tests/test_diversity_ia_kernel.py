@@ -254,3 +254,26 @@ def test_trec2012_kernel_equals_reference(shared_data):
     for path in runs:
         _, _, batch, _ = rank_run(read_run(path), topics)
         _check_against_reference(batch, mlist)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_novelty_batch_iub_reb_equal_per_topic_functions(seed):
+    """uefast.diversity.novelty_fast (all topics at once) = the per-topic IUB/REB functions of
+    families_ndeval, on random topics of up to 30 documents."""
+    from uefast.diversity.novelty_fast import NOVELTY, novelty_scores
+
+    rng = np.random.default_rng(seed)
+    topics = list(_qrels(rng, 4, max_n=30, max_m=5, grades=(0, 0, 0, 1, 2)).values())
+    batch, _ = _batch(rng, topics, per_topic=1)
+    for s in ["ERR-IA@1", "ERR-IA@5", "ERR-IA(alpha=0.3)@20", "nERR-IA@10", "alpha-DCG@1",
+              "alpha-DCG@20", "alpha-nDCG(alpha=0.7)@5", "NRBP", "NRBP(alpha=0.2,beta=0.9)",
+              "nNRBP"]:
+        m = parse_measure(s)
+        assert m.fam.name in NOVELTY
+        m.fam.value(batch, m)
+        iub, exact, reb = novelty_scores(batch, m)
+        for t, top in enumerate(topics):
+            iv, ex = m.fam.iub(top, m)
+            assert _close(iub[t], iv) and exact[t] == ex, (s, t, iub[t], iv)
+            assert _close(reb[t], m.fam.reb(top, m)), (s, t, reb[t], m.fam.reb(top, m))

@@ -203,6 +203,7 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
     segments (:mod:`uefast.diversity._ia_kernels`).
     """
     from uefast.diversity.ia_fast import FAST, check_universe, ia_scores
+    from uefast.diversity.novelty_fast import NOVELTY, novelty_scores
 
     if degenerate not in DEGENERATE_POLICIES:
         raise InputError(f"`degenerate` must be one of {DEGENERATE_POLICIES}, got {degenerate!r}")
@@ -232,13 +233,18 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
         if j in fast:
             continue
         val[:, j] = m.fam.value(batch, m)
-        per_topic = {}
-        for t in np.unique(batch.seg_topic):
-            top = batch.topics[t]
-            iv, ex = m.fam.iub(top, m)
-            per_topic[t] = (iv, ex, m.fam.reb(top, m))
-        for s, t in enumerate(batch.seg_topic):
-            iub[s, j], exact[s, j], reb[s, j] = per_topic[t]
+        if m.fam.name in NOVELTY:  # all topics at once (uefast.diversity.novelty_fast)
+            ti, te, tr = novelty_scores(batch, m)
+            st = batch.seg_topic
+            iub[:, j], exact[:, j], reb[:, j] = ti[st], te[st], tr[st]
+        else:
+            per_topic = {}
+            for t in np.unique(batch.seg_topic):
+                top = batch.topics[t]
+                iv, ex = m.fam.iub(top, m)
+                per_topic[t] = (iv, ex, m.fam.reb(top, m))
+            for s, t in enumerate(batch.seg_topic):
+                iub[s, j], exact[s, j], reb[s, j] = per_topic[t]
         if reb_universe != "judged":  # ndeval's names (checked by check_universe)
             reb[:, j] = _universe_reb(batch, m, reb_universe, collection_size)
     if ue:
