@@ -260,7 +260,7 @@ def test_trec2012_kernel_equals_reference(shared_data):
 @given(st.integers(0, 2**32 - 1))
 def test_novelty_batch_iub_reb_equal_per_topic_functions(seed):
     """uefast.diversity.novelty_fast (all topics at once) = the per-topic IUB/REB functions of
-    families_ndeval, on random topics of up to 30 documents."""
+    families_ndeval (novelty, coverage, precision), on random topics of up to 30 documents."""
     from uefast.diversity.novelty_fast import NOVELTY, novelty_scores
 
     rng = np.random.default_rng(seed)
@@ -268,7 +268,7 @@ def test_novelty_batch_iub_reb_equal_per_topic_functions(seed):
     batch, _ = _batch(rng, topics, per_topic=1)
     for s in ["ERR-IA@1", "ERR-IA@5", "ERR-IA(alpha=0.3)@20", "nERR-IA@10", "alpha-DCG@1",
               "alpha-DCG@20", "alpha-nDCG(alpha=0.7)@5", "NRBP", "NRBP(alpha=0.2,beta=0.9)",
-              "nNRBP"]:
+              "nNRBP", "P-IA@1", "P-IA@5", "P-IA@40", "strec@1", "strec@3", "strec@20", "MAP-IA"]:
         m = parse_measure(s)
         assert m.fam.name in NOVELTY
         m.fam.value(batch, m)

@@ -1,5 +1,6 @@
-"""IUB and exact REB of ndeval's novelty measures (alpha-DCG@k, alpha-nDCG@k, ERR-IA@k,
-nERR-IA@k, NRBP, nNRBP) for every topic of a batch at once: the greedy ideals' values come from
+"""IUB and exact REB of ndeval's measures (novelty: alpha-DCG@k, alpha-nDCG@k, ERR-IA@k,
+nERR-IA@k, NRBP, nNRBP; coverage and precision: strec@k, P-IA@k, MAP-IA) for every topic of a
+batch at once: the greedy ideals' values come from
 the compiled ndeval qrels (:func:`uefast.diversity.ndeval.build_ndeval_qrels`, already built for
 the values), the REB from one Numba pass over the topics. Same numbers as the per-topic
 functions of :mod:`uefast.diversity.families_ndeval` (the reference the tests compare with).
@@ -13,8 +14,17 @@ the sum over ranks i <= K costs O(K min(K, R)) per aspect (NRBP: K = n). Raw REB
 sum_t sum_{i<=K} disc(i) (R_t/n) sum_c h_i(c)(1-alpha)^c, divided by ndeval's normaliser:
 the ideal-ideal constant (alpha-DCG, ERR-IA; k = 1 not normalised), the greedy ideal's raw value
 (alpha-nDCG, nERR-IA, nNRBP) or (1-(1-alpha)beta)/|T| (NRBP).
+
+Coverage and precision (:func:`_coverage_batch`, the algorithms of families_ndeval): P-IA@k,
+IUB = the top k documents by number of aspects (exact), REB = sum_t min(k,n) R_t/n / (k|T|);
+strec@k, IUB = the most aspects k documents can cover (exact: least cover of each aspect subset
+by a DP over subsets), REB = mean_t 1 - C(n-R_t, k)/C(n, k); MAP-IA, IUB = the relevant
+documents by sum_t J/R_t, ties to more aspects (greedy: exact with one aspect), REB = mean_t of
+the AP formula (R_t(n - H_n) + n(H_n - 1))/(n(n-1)).
 """
 from __future__ import annotations
+
+import math
 
 import numba as nb
 import numpy as np
@@ -23,7 +33,135 @@ from uefast.diversity.ndeval import DEPTH, discounts
 
 __all__ = ["NOVELTY", "novelty_scores"]
 
-NOVELTY = ("ERR-IA", "nERR-IA", "alpha-DCG", "alpha-nDCG", "NRBP", "nNRBP")
+NOVELTY = ("ERR-IA", "nERR-IA", "alpha-DCG", "alpha-nDCG", "NRBP", "nNRBP", "P-IA", "strec",
+           "MAP-IA")
+_COVERAGE = {"P-IA": 0, "strec": 1, "MAP-IA": 2}
+
+
+@nb.njit(cache=True, nogil=True)
+def _lcomb(a, b):
+    return math.lgamma(a + 1.0) - math.lgamma(b + 1.0) - math.lgamma(a - b + 1.0)
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def _coverage_batch(J, roff, m, nrel, code, k, iub, exact, reb):
+    """P-IA@k (code 0), strec@k (1), MAP-IA (2): IUB, exact flag, REB of every topic."""
+    for t in nb.prange(m.size):
+        n = roff[t + 1] - roff[t]
+        mt = m[t]
+        iub[t] = 0.0
+        reb[t] = 0.0
+        exact[t] = True
+        if mt == 0:
+            continue
+        Jt = J[roff[t]:roff[t + 1]]
+        K = min(k, n)
+        if code == 0:
+            cnt = np.zeros(n, np.int64)
+            for d in range(n):
+                for a in range(mt):
+                    cnt[d] += Jt[d, a]
+            srt = np.sort(cnt)
+            pairs = 0
+            for i in range(K):
+                pairs += srt[n - 1 - i]
+            iub[t] = float(pairs) / float(k * mt)
+            s = 0.0
+            for a in range(mt):
+                s += K * nrel[t, a] / n
+            reb[t] = s / (k * mt)
+        elif code == 1:
+            full = 1 << mt
+            masks = np.zeros(n, np.int64)
+            for d in range(n):
+                for a in range(mt):
+                    if Jt[d, a]:
+                        masks[d] |= 1 << a
+            masks = np.unique(masks)
+            INF = 1 << 30
+            f = np.full(full, INF, np.int64)
+            f[0] = 0
+            best_size = 0
+            for S in range(1, full):
+                best = INF
+                for d in masks:
+                    if d > 0 and S & d:
+                        v = f[S & ~d]
+                        if v < best:
+                            best = v
+                f[S] = best + 1 if best < INF else INF
+                if f[S] <= K:
+                    size = 0
+                    x = S
+                    while x:
+                        size += x & 1
+                        x >>= 1
+                    best_size = max(best_size, size)
+            iub[t] = best_size / mt
+            s = 0.0
+            for a in range(mt):
+                R = nrel[t, a]
+                if R <= 0:
+                    v = 0.0
+                elif n - R < K:
+                    v = 1.0
+                else:
+                    v = 1.0 - math.exp(_lcomb(n - R, K) - _lcomb(n, K))
+                s += v
+            reb[t] = s / mt
+        else:
+            key = np.empty(n)
+            cnt = np.empty(n)
+            nr = 0
+            for d in range(n):
+                w = 0.0
+                c = 0.0
+                for a in range(mt):
+                    if Jt[d, a]:
+                        w += 1.0 / max(nrel[t, a], 1)
+                        c += 1.0
+                key[d] = -w
+                cnt[d] = -c
+                nr += 1 if c > 0 else 0
+            rel = np.empty(nr, np.int64)
+            j = 0
+            for d in range(n):
+                if cnt[d] < 0:
+                    rel[j] = d
+                    j += 1
+            kr = np.empty(nr)
+            for j in range(nr):
+                kr[j] = cnt[rel[j]]
+            o1 = rel[np.argsort(kr, kind="mergesort")]
+            for j in range(nr):
+                kr[j] = key[o1[j]]
+            order = o1[np.argsort(kr, kind="mergesort")]
+            hits = np.zeros(mt, np.int64)
+            tot = np.zeros(mt)
+            for i in range(nr):
+                for a in range(mt):
+                    if Jt[order[i], a]:
+                        hits[a] += 1
+                        tot[a] += hits[a] / float(i + 1)
+            v = 0.0
+            for a in range(mt):
+                if nrel[t, a]:
+                    v += tot[a] / float(nrel[t, a])
+            iub[t] = v / mt
+            exact[t] = mt <= 1
+            H = 0.0
+            for i in range(1, n + 1):
+                H += 1.0 / i
+            s = 0.0
+            for a in range(mt):
+                R = nrel[t, a]
+                if R <= 0:
+                    s += 0.0
+                elif n == 1:
+                    s += 1.0
+                else:
+                    s += (R * (n - H) + n * (H - 1.0)) / (n * (n - 1.0))
+            reb[t] = s / mt
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
@@ -79,6 +217,10 @@ def novelty_scores(batch, m):
     name = m.fam.name
     T = len(nq.qids)
     mt = nq.m
+    if name in _COVERAGE:
+        iub, exact, reb = np.zeros(T), np.ones(T, np.bool_), np.zeros(T)
+        _coverage_batch(nq.J, nq.roff, mt, nq.nrel, _COVERAGE[name], m.k or 0, iub, exact, reb)
+        return iub, exact, reb
     exact = mt <= 1
     nrbp = name in ("NRBP", "nNRBP")
     if nrbp:
