@@ -68,6 +68,10 @@ def rank_run(run: pa.Table, topics: DivQrels, ties: str = "trec_eval", queries: 
     keep = np.flatnonzero(tcode >= 0)
     if keep.size == 0:
         raise InputError("run: no query of the run is in the qrels")
+    # docids as integer codes of the run's distinct docids, and their rank by bytes
+    denc = pc.dictionary_encode(d)
+    dcode = np.asarray(denc.indices, np.int64)
+    uniq = denc.dictionary
     if ties == "rank":
         key = numpy_view(column(run, "rank", "run")).astype(np.float64)
         sort = [("t", "ascending"), ("k", "ascending")]
@@ -76,7 +80,9 @@ def rank_run(run: pa.Table, topics: DivQrels, ties: str = "trec_eval", queries: 
         sc = numpy_view(column(run, score, "run")).astype(np.float64)
         if np.isnan(sc[keep]).any():
             raise InputError(f"run: column {score!r} has NaN (row {int(np.flatnonzero(np.isnan(sc))[0])})")
-        tab = pa.table({"s": scode[keep], "t": tcode[keep], "k": sc[keep], "d": d.take(pa.array(keep))})
+        urank = np.empty(len(uniq), np.int64)
+        urank[np.asarray(pc.array_sort_indices(uniq), np.int64)] = np.arange(len(uniq))
+        tab = pa.table({"s": scode[keep], "t": tcode[keep], "k": sc[keep], "d": urank[dcode[keep]]})
         sort = [("t", "ascending"), ("k", "descending"),
                 ("d", "descending" if ties == "trec_eval" else "ascending")]
     order = keep[np.asarray(pc.sort_indices(tab, sort_keys=[("s", "ascending")] + sort), np.int64)]
@@ -85,8 +91,8 @@ def rank_run(run: pa.Table, topics: DivQrels, ties: str = "trec_eval", queries: 
     first = np.flatnonzero(start)
     seg_sys, seg_top = ss[first], ts[first]
     soff = np.r_[first, order.size].astype(np.int64)
-    rows = _join(topics, qids, ts, d.take(pa.array(order)))
-    _check_duplicates(ts, ss, d.take(pa.array(order)), order)
+    rows = _join(topics, qids, ts, dcode[order], uniq)
+    _check_duplicates(ts, ss, dcode[order], len(uniq), d, order)
     if queries == "qrels":
         seg_sys, seg_top, soff, rows = _all_queries(len(systems), len(qids), seg_sys, seg_top, soff, rows)
     elif queries != "intersect":
@@ -95,36 +101,66 @@ def rank_run(run: pa.Table, topics: DivQrels, ties: str = "trec_eval", queries: 
     return systems, seg_sys, batch, info
 
 
-def _check_duplicates(ts, ss, dsorted, order) -> None:
-    code = np.asarray(pc.dictionary_encode(dsorted).indices, np.int64)
-    key = (ss * (int(ts.max(initial=0)) + 1) + ts) * (int(code.max(initial=0)) + 1) + code
+def _check_duplicates(ts, ss, code, U, d, order) -> None:
+    """A docid twice within a (system, qid) is an error naming its row (``code``: the docid
+    codes of the ordered rows, ``U`` distinct)."""
+    key = (ss * (int(ts.max(initial=0)) + 1) + ts) * max(U, 1) + code
     srt = np.argsort(key, kind="stable")
     dup = np.flatnonzero(key[srt][1:] == key[srt][:-1])
     if dup.size:
         i = int(order[srt[dup[0] + 1]])
-        raise InputError(f"run: row {i}: docid {dsorted[int(srt[dup[0] + 1])].as_py()!r} repeated "
-                         "within a (system, qid)")
+        raise InputError(f"run: row {i}: docid {d[i].as_py()!r} repeated within a (system, qid)")
 
 
-def _join(topics, qids, ts, docs) -> np.ndarray:
-    """Topic-local judged row of every ranked document (-1 unjudged): sorted (topic, doc) keys."""
-    all_docs = np.concatenate([topics[x].docids for x in qids]) if qids else np.zeros(0, object)
-    qd = pa.array(all_docs, pa.string())
-    uniq = pc.unique(qd)
-    U = max(len(uniq), 1)
+def _judged_docs(topics, qids):
+    """(all judged docids as one Arrow array, their topic index, their topic-local row), cached
+    on the compiled qrels."""
+    cache = getattr(topics, "_flat_docids", None)
+    if cache is not None and cache[0] == qids:
+        return cache[1]
     lens = np.array([topics[x].n for x in qids], np.int64)
+    all_docs = np.concatenate([topics[x].docids for x in qids]) if qids else np.zeros(0, object)
     qtop = np.repeat(np.arange(len(qids), dtype=np.int64), lens)
-    qkey = qtop * U + np.asarray(pc.index_in(qd, value_set=uniq), np.int64)
-    local = np.arange(qkey.size) - np.r_[0, np.cumsum(lens)][:-1][qtop]
+    local = np.arange(qtop.size) - np.r_[0, np.cumsum(lens)][:-1][qtop]
+    out = (pa.array(all_docs, pa.string()), qtop, local)
+    try:
+        topics._flat_docids = (list(qids), out)
+    except AttributeError:  # a plain dict
+        pass
+    return out
+
+
+def _join(topics, qids, ts, code, uniq) -> np.ndarray:
+    """Topic-local judged row of every ranked document (-1 unjudged): the judged (topic, doc)
+    pairs coded by the run's distinct docids ``uniq``, sorted, and searched for each ranked
+    (topic, docid code)."""
+    qd, qtop, local = _judged_docs(topics, qids)
+    U = max(len(uniq), 1)
+    qc = np.asarray(pc.index_in(qd, value_set=uniq).fill_null(-1), np.int64)
+    ok = qc >= 0
+    qkey = qtop[ok] * U + qc[ok]
     o = np.argsort(qkey, kind="stable")
-    qkey, local = qkey[o], local[o]
-    rc = np.asarray(pc.index_in(docs, value_set=uniq).fill_null(-1), np.int64)
-    out = np.full(rc.size, -1, np.int64)
-    ok = np.flatnonzero(rc >= 0)
-    if ok.size and qkey.size:
-        key = ts[ok] * U + rc[ok]
+    qkey, loc = qkey[o], local[ok][o]
+    out = np.full(code.size, -1, np.int64)
+    if qkey.size:
+        key = ts * U + code
         pos = np.minimum(np.searchsorted(qkey, key), qkey.size - 1)
-        out[ok] = np.where(qkey[pos] == key, local[pos], -1)
+        out = np.where(qkey[pos] == key, loc[pos], -1)
+    return out
+
+
+def _universe_reb(batch, m, reb_universe, collection_size) -> np.ndarray:
+    """REB of an ndeval measure per segment over the retrieved or collection universe."""
+    from uefast.diversity.universe_ndeval import ndeval_universe_reb, relevant_counts
+
+    if reb_universe == "collection":
+        per = {t: ndeval_universe_reb(batch.topics[t], m, int(collection_size),
+                                      batch.topics[t].n_rel_pairs)
+               for t in np.unique(batch.seg_topic)}
+        return np.array([per[t] for t in batch.seg_topic], float)
+    out = np.empty(batch.seg_topic.size)
+    for s, (top, rows) in enumerate(batch.segments()):
+        out[s] = ndeval_universe_reb(top, m, rows.size, relevant_counts(top, rows))
     return out
 
 
@@ -145,8 +181,8 @@ def _all_queries(nsys, nq, seg_sys, seg_top, soff, rows):
 
 def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = True,
              ties: str = "trec_eval", degenerate: str = "zero", queries: str = "intersect",
-             weights=None, qid: str = "qid", docid: str = "docid", score: str = "score",
-             system: str = "system") -> pa.Table:
+             weights=None, reb_universe: str = "judged", collection_size=None, qid: str = "qid",
+             docid: str = "docid", score: str = "score", system: str = "system") -> pa.Table:
     """Evaluate every system on every query with each diversity measure, with IUB, exact REB and
     UE V1/V2 (see the module docstring and ``docs/diversity.md``).
 
@@ -158,29 +194,59 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
     :mod:`uefast.diversity.registry`). ``ties``: ``"trec_eval"``, ``"pyndeval"`` or ``"rank"``.
     ``queries``: ``"intersect"`` (queries in both) or ``"qrels"`` (every qrels query; a system
     without rows for it gets an empty ranking). ``weights``: aspect weights (file or table
-    ``qid, subtopic, weight``). REB is over the judged documents of each query.
+    ``qid, subtopic, weight``). ``reb_universe``: ``"judged"`` (default: REB over random orders
+    of each query's judged documents), ``"retrieved"`` (of each run's own ranked documents) or
+    ``"collection"`` (of ``collection_size`` documents, the unjudged ones non-relevant); the
+    last two for the intent-aware families of :data:`uefast.diversity.ia_fast.FAST` (see
+    :mod:`uefast.diversity.ia_fast`) and ndeval's names
+    (:mod:`uefast.diversity.universe_ndeval`; NRBP/nNRBP not over a collection). Those families are scored by one Numba pass over all
+    segments (:mod:`uefast.diversity._ia_kernels`).
     """
+    from uefast.diversity.ia_fast import FAST, check_universe, ia_scores
+    from uefast.diversity.novelty_fast import NOVELTY, novelty_scores
+
     if degenerate not in DEGENERATE_POLICIES:
         raise InputError(f"`degenerate` must be one of {DEGENERATE_POLICIES}, got {degenerate!r}")
     mlist = parse_measures(measures)
+    check_universe(reb_universe, collection_size, mlist)
     topics = qrels if isinstance(qrels, DivQrels) and weights is None else compile_qrels(qrels, weights=weights)
     run_t = _run_table(run, None)
     systems, seg_sys, batch, info = rank_run(run_t, topics, ties, queries, qid, docid, score, system)
     S, M = batch.seg_topic.size, len(mlist)
+    big = max((t.n for t in batch.topics), default=0)
+    if reb_universe == "collection" and collection_size < big:
+        raise InputError(f"`collection_size` {collection_size} is smaller than a query's judged "
+                         f"documents ({big})")
     val = np.empty((S, M))
     iub = np.empty((S, M))
     reb = np.empty((S, M))
     low = np.zeros((S, M))
     exact = np.empty((S, M), bool)
+    fast = [j for j, m in enumerate(mlist) if m.fam.name in FAST]
+    if fast:
+        val[:, fast], iub[:, fast], exact[:, fast], reb[:, fast] = ia_scores(
+            batch, [mlist[j] for j in fast], reb_universe, collection_size)
     for j, m in enumerate(mlist):
+        if m.fam.minimum is not None:
+            per = {t: m.fam.minimum(batch.topics[t], m) for t in np.unique(batch.seg_topic)}
+            low[:, j] = [per[t] for t in batch.seg_topic]
+        if j in fast:
+            continue
         val[:, j] = m.fam.value(batch, m)
-        per_topic = {}
-        for t in np.unique(batch.seg_topic):
-            top = batch.topics[t]
-            iv, ex = m.fam.iub(top, m)
-            per_topic[t] = (iv, ex, m.fam.reb(top, m), m.fam.minimum(top, m) if m.fam.minimum else 0.0)
-        for s, t in enumerate(batch.seg_topic):
-            iub[s, j], exact[s, j], reb[s, j], low[s, j] = per_topic[t]
+        if m.fam.name in NOVELTY:  # all topics at once (uefast.diversity.novelty_fast)
+            ti, te, tr = novelty_scores(batch, m)
+            st = batch.seg_topic
+            iub[:, j], exact[:, j], reb[:, j] = ti[st], te[st], tr[st]
+        else:
+            per_topic = {}
+            for t in np.unique(batch.seg_topic):
+                top = batch.topics[t]
+                iv, ex = m.fam.iub(top, m)
+                per_topic[t] = (iv, ex, m.fam.reb(top, m))
+            for s, t in enumerate(batch.seg_topic):
+                iub[s, j], exact[s, j], reb[s, j] = per_topic[t]
+        if reb_universe != "judged":  # ndeval's names (checked by check_universe)
+            reb[:, j] = _universe_reb(batch, m, reb_universe, collection_size)
     if ue:
         v1, v2 = ue_scores(val - low, iub - low, reb - low, degenerate)
     else:
@@ -189,26 +255,30 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
     if ue and degenerate == "drop":
         keep = ~((iub - reb) <= 1e-12 * np.maximum(1.0, iub))
     lens = np.diff(batch.soff)
-    n_rel = np.array([int((t.grades >= 1).any(axis=1).sum()) for t in batch.topics])
+    n_rel = np.array([int((t.grades >= 1).any(axis=1).sum()) for t in batch.topics], np.int64)
+    n_judged = np.array([t.n for t in batch.topics], np.int64)
     sel = keep.reshape(-1)
     rep = lambda a: np.repeat(a, M)[sel]  # noqa: E731
-    qids = list(topics)
+    qids = pa.array(list(topics), pa.string())
+    names = pa.array([str(m) for m in mlist], pa.string())
+    nulls = pa.nulls(int(sel.sum()), pa.float64())
     cols = {
         "system": systems.take(pa.array(rep(seg_sys))),
-        "qid": pa.array([qids[t] for t in rep(batch.seg_topic)], pa.string()),
-        "measure": pa.array(np.tile([str(m) for m in mlist], S)[sel].tolist(), pa.string()),
+        "qid": qids.take(pa.array(rep(batch.seg_topic))),
+        "measure": names.take(pa.array(np.tile(np.arange(M, dtype=np.int64), S)[sel])),
         "value": pa.array(val.reshape(-1)[sel]), "iub": pa.array(iub.reshape(-1)[sel]),
         "reb": pa.array(reb.reshape(-1)[sel]),
-        "ue_v1": pa.array(v1.reshape(-1)[sel]) if ue else pa.nulls(int(sel.sum()), pa.float64()),
-        "ue_v2": pa.array(v2.reshape(-1)[sel]) if ue else pa.nulls(int(sel.sum()), pa.float64()),
+        "ue_v1": pa.array(v1.reshape(-1)[sel]) if ue else nulls,
+        "ue_v2": pa.array(v2.reshape(-1)[sel]) if ue else nulls,
         "iub_exact": pa.array(exact.reshape(-1)[sel]),
         "n_docs": pa.array(rep(lens).astype(np.int64)),
-        "n_judged": pa.array(rep(np.array([t.n for t in batch.topics])[batch.seg_topic]).astype(np.int64)),
-        "n_rel": pa.array(rep(n_rel[batch.seg_topic]).astype(np.int64)),
+        "n_judged": pa.array(rep(n_judged[batch.seg_topic])),
+        "n_rel": pa.array(rep(n_rel[batch.seg_topic])),
     }
     info["output_rows"] = int(sel.sum())
     settings = dict(measures=[str(m) for m in mlist], ue=ue, ties=ties, degenerate=degenerate,
-                    queries=queries, reb="exact, judged documents", style="diversity")
+                    queries=queries, reb=f"exact, {reb_universe} documents", reb_universe=reb_universe,
+                    collection_size=collection_size, style="diversity")
     meta = {"uefast.version": __version__, "uefast.settings": json.dumps(settings),
             "uefast.info": json.dumps(info)}
     return pa.table(cols).replace_schema_metadata(meta)
