@@ -41,20 +41,18 @@ def _shuffle(text: str, rng) -> str:
     return " ".join(words)
 
 
-@pytest.fixture(scope="module")
-def pairs():
-    if not DATA.is_file():
-        pytest.skip(f"SummEval data not found at {DATA} (set UEFAST_SHARED_DATA)")
+def make_pairs(n_pairs: int = N_PAIRS) -> pa.Table:
+    """The benchmark table of ``n_pairs`` distinct SummEval-length pairs (see the module doc)."""
     data = json.loads(DATA.read_text())
     rng = np.random.default_rng(20261127)
     docs = list(data.values())
     cols = {k: [] for k in ("doc_id", "system", "candidate", "reference", "source")}
     copy = 0
-    while len(cols["doc_id"]) < N_PAIRS:
+    while len(cols["doc_id"]) < n_pairs:
         v = docs[copy % len(docs)]
         src, ref = _shuffle(v["src"], rng), _shuffle(v["ref_summ"], rng)
         for name, s in v["sys_summs"].items():
-            if len(cols["doc_id"]) == N_PAIRS:
+            if len(cols["doc_id"]) == n_pairs:
                 break
             cols["doc_id"].append(f"doc{copy}")
             cols["system"].append(name)
@@ -62,7 +60,14 @@ def pairs():
             cols["reference"].append(ref)
             cols["source"].append(src)
         copy += 1
-    table = pa.table(cols)
+    return pa.table(cols)
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    if not DATA.is_file():
+        pytest.skip(f"SummEval data not found at {DATA} (set UEFAST_SHARED_DATA)")
+    table = make_pairs()
     evaluate(table.slice(0, 64), ["ROUGE-1", "ROUGE-2", "ROUGE-L"])  # compile outside timings
     return table
 

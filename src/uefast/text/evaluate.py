@@ -57,11 +57,11 @@ class _Rouge:
         n_refs = np.diff(rows.ref_offsets)
         # distinct texts of each column (a source or reference is shared by many rows)
         parts, codes, base = [], [], 0
-        for arr in (rows.candidates, rows.ref_texts, rows.sources):
-            enc = arr.dictionary_encode()
-            codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64) + base)
-            parts.append(enc.dictionary)
-            base += len(enc.dictionary)
+        for values, c in ((rows.cand_dict, rows.cand_codes), (rows.ref_dict, rows.ref_codes),
+                          (rows.src_dict, rows.src_codes)):
+            codes.append(c + base)
+            parts.append(values)
+            base += len(values)
         texts = pa.concat_arrays(parts)
         self.tok = Tokenizer(stem)(texts)
         self.n_refs = n_refs

@@ -11,10 +11,11 @@ A newline is itself a separator, so the tokens of the whole text are the concate
 tokens of its lines: :func:`tokenize` therefore tokenises lines and keeps two levels of offsets
 (tokens per line, lines per text), which serve every ROUGE variant.
 
-The lower-casing is Python's ``str.lower`` (the same Unicode special cases as rouge-score, e.g.
-the Kelvin sign lower-cases to ``k``); ``[^a-z0-9]+ -> " "`` is a byte translation of the UTF-8
-text (every non-ASCII character is bytes >= 0x80); the splits and the mapping of token strings to
-ids run in Arrow (C++), the stemmer once per distinct token.
+The lower-casing and the ``[^a-z0-9]+`` replacement are one byte scan of the UTF-8 text in Numba
+(:mod:`uefast.text._tokenize_kernels`: ASCII lower-casing, every other byte a separator, and the
+only two non-ASCII characters whose ``str.lower()`` is ASCII, U+0130 and U+212A, mapped as Python
+maps them); the mapping of token strings to ids is Arrow's dictionary encoding (C++), the
+stemmer runs once per distinct token.
 """
 from __future__ import annotations
 
@@ -31,8 +32,6 @@ from uefast.errors import InputError
 __all__ = ["Tokenized", "Tokenizer", "tokenize", "porter_stemmer"]
 
 _VALID = re.compile(r"^[a-z0-9]+$")
-#: bytes.translate table: a-z, 0-9 and newline kept, every other byte a space
-_KEEP = bytes(c if (97 <= c <= 122 or 48 <= c <= 57 or c == 10) else 32 for c in range(256))
 
 
 def porter_stemmer():
@@ -99,34 +98,70 @@ class Tokenizer:
         return out
 
     def __call__(self, texts: Sequence[str] | pa.Array | pa.ChunkedArray) -> Tokenized:
-        """Tokenise ``texts`` (strings; no nulls) as rouge-score does; see the module docstring."""
-        if isinstance(texts, (pa.Array, pa.ChunkedArray)):
-            texts = texts.to_pylist()
-        # rouge-score: lower(), then [^a-z0-9]+ -> " ". In UTF-8 every non-ASCII character is
-        # bytes >= 0x80, so mapping each byte outside [a-z0-9\n] to a space and splitting on
-        # runs of spaces gives the same tokens (newlines kept for the line split).
-        cleaned = [t.lower().encode("utf-8", "surrogatepass").translate(_KEEP) for t in texts]
-        n = len(cleaned)
-        arr = pa.array(cleaned, type=pa.large_binary()).cast(pa.large_string())
-        lines = pc.split_pattern(arr, "\n")
-        line_counts = pc.list_value_length(lines).to_numpy(zero_copy_only=False)
-        words = pc.ascii_split_whitespace(pc.list_flatten(lines))
-        word_counts = pc.list_value_length(words).to_numpy(zero_copy_only=False)
-        enc = pc.list_flatten(words).dictionary_encode()
-        if isinstance(enc, pa.ChunkedArray):
-            enc = enc.combine_chunks()
+        """Tokenise ``texts`` (strings, or an Arrow string/binary array holding UTF-8; no nulls)
+        as rouge-score does; see the module docstring."""
+        from uefast.text import _tokenize_kernels as TK
+
+        offsets, data = _utf8_buffers(texts)
+        n = len(offsets) - 1
+        n_tok = np.empty(n, dtype=np.int64)
+        n_bytes = np.empty(n, dtype=np.int64)
+        n_lines = np.empty(n, dtype=np.int64)
+        TK.count_tokens(data, offsets, TK.LUT, n_tok, n_bytes, n_lines)
+        starts = [np.zeros(n + 1, dtype=np.int64) for _ in range(3)]
+        for st, c in zip(starts, (n_tok, n_bytes, n_lines)):
+            np.cumsum(c, out=st[1:])
+        tok_start, byte_start, line_start = starts
+        out = np.empty(int(byte_start[-1]), dtype=np.uint8)
+        out_off = np.empty(int(tok_start[-1]) + 1, dtype=np.int64)
+        out_off[-1] = len(out)
+        line_tok = np.zeros(int(line_start[-1]) + 1, dtype=np.int64)
+        TK.write_tokens(data, offsets, TK.LUT, tok_start, byte_start, line_start, out, out_off,
+                        line_tok)
+        words = pa.LargeStringArray.from_buffers(len(out_off) - 1, pa.py_buffer(out_off),
+                                                 pa.py_buffer(out))
+        enc = words.dictionary_encode()
         remap = self._ids_of(enc.dictionary.to_pylist())
-        raw = remap[enc.indices.to_numpy(zero_copy_only=False)] if len(enc) else \
+        ids = remap[enc.indices.to_numpy(zero_copy_only=False)] if len(words) else \
             np.empty(0, np.int32)
-        keep = raw >= 0
-        ids = np.ascontiguousarray(raw[keep], dtype=np.int32)
-        word_line = np.repeat(np.arange(len(word_counts)), word_counts)
-        per_line = np.bincount(word_line[keep], minlength=len(word_counts))
-        tok_offsets = np.zeros(len(word_counts) + 1, dtype=np.int64)
-        np.cumsum(per_line, out=tok_offsets[1:])
-        line_offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(line_counts, out=line_offsets[1:])
-        return Tokenized(ids, tok_offsets, line_offsets, self.vocab)
+        tok_offsets = line_tok
+        if (ids < 0).any():  # a stem that is not [a-z0-9]+: dropped, as rouge-score does
+            keep = ids >= 0
+            kept = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum(keep, out=kept[1:])
+            tok_offsets = kept[line_tok]
+            ids = ids[keep]
+        return Tokenized(np.ascontiguousarray(ids, dtype=np.int32), tok_offsets, line_start,
+                         self.vocab)
+
+
+def _utf8_buffers(texts) -> tuple[np.ndarray, np.ndarray]:
+    """(value offsets, UTF-8 bytes) of ``texts``: an Arrow string/binary array read in place, or
+    Python strings encoded (``surrogatepass``: a lone surrogate is a separator, as in
+    rouge-score, where it is not ``[a-z0-9]``)."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    if not isinstance(texts, pa.Array):
+        texts = pa.array([t.encode("utf-8", "surrogatepass") for t in texts],
+                         type=pa.large_binary())
+    t = texts.type
+    if pa.types.is_string(t) or pa.types.is_binary(t):
+        width = np.int32
+    elif pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        width = np.int64
+    else:
+        raise InputError(f"texts to tokenise must be strings; got Arrow type {t}")
+    if texts.null_count:
+        raise InputError(f"texts to tokenise contain a null at position "
+                         f"{int(pc.index(pc.is_null(texts), True).as_py())}")
+    n = len(texts)
+    bufs = texts.buffers()
+    if n == 0 or bufs[1] is None:
+        return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.uint8)
+    offsets = np.frombuffer(bufs[1], dtype=width)[texts.offset:texts.offset + n + 1]
+    data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None
+            else np.zeros(0, dtype=np.uint8))
+    return offsets, data
 
 
 def tokenize(texts: Sequence[str], stem: bool = False) -> Tokenized:
