@@ -36,12 +36,9 @@ LUT = _make_lut()
 
 
 @_jit
-def _letter(data, i, end, lut):
-    """(byte of the token character at i or 0 for a separator, bytes consumed, ends token)."""
+def _special(data, i, end):
+    """A non-ASCII character at i: (token byte or 0, bytes consumed, ends the token)."""
     b = data[i]
-    c = lut[b]
-    if c != 0:
-        return c, 1, False
     if b == 0xC4 and i + 1 < end and data[i + 1] == 0xB0:
         return np.uint8(105), 2, True  # U+0130 -> "i" + combining dot (a separator)
     if b == 0xE2 and i + 2 < end and data[i + 1] == 0x84 and data[i + 2] == 0xAA:
@@ -51,28 +48,31 @@ def _letter(data, i, end, lut):
 
 @_pjit
 def count_tokens(data, offsets, lut, n_tok, n_bytes, n_lines):
-    """Per text: tokens, token bytes and lines (1 + newlines)."""
+    """Per text: tokens, token bytes and lines (1 + newlines). ASCII bytes take a branch-free
+    step (a token byte starts a token when the previous byte was not one)."""
     for t in nb.prange(offsets.size - 1):
         i = offsets[t]
         end = offsets[t + 1]
         toks = 0
         nbytes = 0
         lines = 1
-        inside = False
+        prev = 0
         while i < end:
-            if data[i] == 10:
-                lines += 1
-            c, k, stop = _letter(data, i, end, lut)
+            b = data[i]
+            if b < 128:
+                i += 1
+                cur = np.int64(lut[b] != 0)
+                toks += cur & (1 - prev)
+                nbytes += cur
+                lines += b == 10
+                prev = cur
+                continue
+            c, k, stop = _special(data, i, end)
             i += k
-            if c != 0:
-                nbytes += 1
-                if not inside:
-                    toks += 1
-                    inside = True
-                if stop:
-                    inside = False
-            else:
-                inside = False
+            cur = np.int64(c != 0)
+            toks += cur & (1 - prev)
+            nbytes += cur
+            prev = 0 if stop else cur
         n_tok[t] = toks
         n_bytes[t] = nbytes
         n_lines[t] = lines
@@ -81,30 +81,43 @@ def count_tokens(data, offsets, lut, n_tok, n_bytes, n_lines):
 @_pjit
 def write_tokens(data, offsets, lut, tok_start, byte_start, line_start, out, out_off, line_tok):
     """Write text t's tokens to out[byte_start[t]:], their value offsets to
-    out_off[tok_start[t]:] (out_off[-1] is set by the caller) and the global token index at which
-    each of its lines ends to line_tok[line_start[t]+1:] (line_tok[0] = 0 by the caller)."""
+    out_off[tk] for tk from tok_start[t], and the global token index at which each of its lines
+    ends to line_tok[line_start[t]+1:] (line_tok[0] = 0 by the caller). Branch-free on ASCII:
+    every byte is written, to its place if it is a token byte and to the scratch slot
+    ``out[-1]`` otherwise (likewise ``out_off[-1]`` for offsets), so texts written by different
+    threads never overlap; the caller drops both scratch slots."""
+    dump_b = out.size - 1
+    dump_o = out_off.size - 1
     for t in nb.prange(offsets.size - 1):
         i = offsets[t]
         end = offsets[t + 1]
         tk = tok_start[t]
         bp = byte_start[t]
         ln = line_start[t]
-        inside = False
+        prev = 0
         while i < end:
-            if data[i] == 10:
-                ln += 1
-                line_tok[ln] = tk
-            c, k, stop = _letter(data, i, end, lut)
+            b = data[i]
+            if b < 128:
+                i += 1
+                c = lut[b]
+                cur = np.int64(c != 0)
+                if b == 10:
+                    ln += 1
+                    line_tok[ln] = tk
+                start = cur & (1 - prev)
+                out_off[tk if start else dump_o] = bp
+                tk += start
+                out[bp if cur else dump_b] = c
+                bp += cur
+                prev = cur
+                continue
+            c, k, stop = _special(data, i, end)
             i += k
-            if c != 0:
-                if not inside:
-                    out_off[tk] = bp
-                    tk += 1
-                    inside = True
-                out[bp] = c
-                bp += 1
-                if stop:
-                    inside = False
-            else:
-                inside = False
+            cur = np.int64(c != 0)
+            start = cur & (1 - prev)
+            out_off[tk if start else dump_o] = bp
+            tk += start
+            out[bp if cur else dump_b] = c
+            bp += cur
+            prev = 0 if stop else cur
         line_tok[ln + 1] = tk

@@ -135,6 +135,25 @@ def _first_null(arr) -> int:
     return int(pc.index(pc.is_null(arr), True).as_py())
 
 
+def _distinct(col: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """(distinct values, int64 code per element) by Arrow's dictionary encoding. Rows usually
+    come grouped by document, so a source (or reference) repeats on consecutive rows: when runs
+    of equal consecutive values are at most half the rows, only the first value of each run is
+    hashed (comparing neighbours is a length check and a memcmp, hashing a 2 kB source is not)."""
+    n = len(col)
+    if n > 1:
+        new = np.empty(n, dtype=bool)
+        new[0] = True
+        new[1:] = pc.not_equal(col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+        heads = np.flatnonzero(new)
+        if len(heads) * 2 <= n:
+            enc = col.take(pa.array(heads)).dictionary_encode()
+            head_codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            return enc.dictionary, head_codes[np.cumsum(new) - 1]
+    enc = col.dictionary_encode()
+    return enc.dictionary, enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
 def _text(col, name: str, row_of=None) -> tuple[pa.Array, np.ndarray]:
     """A text column as (distinct texts as ``large_string``, int64 code per element); ``binary``
     is checked as strict UTF-8 (an error names the row: ``row_of`` maps element -> row for
@@ -148,9 +167,7 @@ def _text(col, name: str, row_of=None) -> tuple[pa.Array, np.ndarray]:
     is_bin = pa.types.is_binary(t) or pa.types.is_large_binary(t)
     if not is_bin and not (pa.types.is_string(t) or pa.types.is_large_string(t)):
         raise InputError(f"{WHAT}: column `{name}` must hold text (string); it is {t}")
-    enc = col.dictionary_encode()
-    values = enc.dictionary
-    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    values, codes = _distinct(col)
     if is_bin:
         try:
             values = values.cast(pa.large_string())

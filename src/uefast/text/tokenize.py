@@ -112,14 +112,15 @@ class Tokenizer:
         for st, c in zip(starts, (n_tok, n_bytes, n_lines)):
             np.cumsum(c, out=st[1:])
         tok_start, byte_start, line_start = starts
-        out = np.empty(int(byte_start[-1]), dtype=np.uint8)
-        out_off = np.empty(int(tok_start[-1]) + 1, dtype=np.int64)
-        out_off[-1] = len(out)
+        n_words, n_chars = int(tok_start[-1]), int(byte_start[-1])
+        out = np.empty(n_chars + 1, dtype=np.uint8)  # + a scratch byte, + a scratch offset
+        out_off = np.empty(n_words + 2, dtype=np.int64)
         line_tok = np.zeros(int(line_start[-1]) + 1, dtype=np.int64)
         TK.write_tokens(data, offsets, TK.LUT, tok_start, byte_start, line_start, out, out_off,
                         line_tok)
-        words = pa.LargeStringArray.from_buffers(len(out_off) - 1, pa.py_buffer(out_off),
-                                                 pa.py_buffer(out))
+        out_off[n_words] = n_chars
+        words = pa.LargeStringArray.from_buffers(n_words, pa.py_buffer(out_off[:n_words + 1]),
+                                                 pa.py_buffer(out[:n_chars]))
         enc = words.dictionary_encode()
         remap = self._ids_of(enc.dictionary.to_pylist())
         ids = remap[enc.indices.to_numpy(zero_copy_only=False)] if len(words) else \
