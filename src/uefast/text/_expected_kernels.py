@@ -181,6 +181,9 @@ def expected_overlap_n(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, le
         windows = ref.size - n + 1
         if n_src == 0 or windows <= 0:
             continue
+        pa_ = np.empty(windows)  # the simple bigrams (a, b), a != b, once in the reference
+        pb_ = np.empty(windows)
+        n_simple = 0
         for i in range(windows):
             first = True  # count g once, at its first window
             for j in range(i):
@@ -203,6 +206,14 @@ def expected_overlap_n(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, le
                         break
                 if same:
                     r += 1
+            if n == 2 and r == 1 and ref[i] != ref[i + 1]:
+                ca = src_count(src, ref[i])
+                cb = src_count(src, ref[i + 1])
+                if ca > 0 and cb > 0:
+                    pa_[n_simple] = ca / n_src
+                    pb_[n_simple] = cb / n_src
+                    n_simple += 1
+                continue
             gram = ref[i:i + n].copy()
             alpha = np.unique(gram)
             probs = np.empty(alpha.size)
@@ -219,6 +230,41 @@ def expected_overlap_n(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, le
                 continue
             q = (n_src - in_g) / n_src
             expected_min_count(gram, r, probs, alpha, q, lengths, lo, hi, out)
+        if n_simple > 0:
+            _simple_bigrams(pa_[:n_simple], pb_[:n_simple], lengths, lo, hi, out)
+
+
+@_jit
+def _simple_bigrams(pa, pb, lengths, lo, hi, out):
+    """Add sum_g P(bigram g = (a, b), a != b, occurs in t tokens) to out[x] at t = lengths[x]
+    (sorted, x in lo:hi): the automaton DP of :func:`expected_min_count` for r = 1 with its
+    two live states (last token a or not) and the absorbed mass, all bigrams stepped together::
+
+        s1' = (s0 + s1) p_a,  done' = done + s1 p_b,  s0' = s0 (1 - p_a) + s1 (1 - p_a - p_b)
+    """
+    k = pa.size
+    s0 = np.ones(k)
+    s1 = np.zeros(k)
+    done = np.zeros(k)
+    stay0 = 1.0 - pa
+    stay1 = 1.0 - pa - pb
+    x = lo
+    while x < hi and lengths[x] <= 0:
+        x += 1
+    t = 0
+    while x < hi:
+        for g in range(k):
+            a0 = s0[g]
+            a1 = s1[g]
+            s1[g] = (a0 + a1) * pa[g]
+            done[g] += a1 * pb[g]
+            s0[g] = a0 * stay0[g] + a1 * stay1[g]
+        t += 1
+        if lengths[x] == t:
+            e = done.sum()
+            while x < hi and lengths[x] == t:
+                out[x] += e
+                x += 1
 
 
 @_jit

@@ -93,8 +93,7 @@ class _Rouge:
         key = (v, iub)
         if key in self._cache:
             return self._cache[key]
-        keys = self.keys(v.n) if v.kind == "N" else None
-        o = overlap_counts(self.tok, self.pair_cand, self.pair_ref, v, keys)
+        o = overlap_counts(self.tok, self.pair_cand, self.pair_ref, v)
         uc, ur = count_units(v, self.len_c), count_units(v, self.len_r)
         values = prf(o, uc, ur, v)
         p_src = self.row_src[self.pair_row]
