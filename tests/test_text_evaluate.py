@@ -274,3 +274,23 @@ def test_output_feeds_uefast_aggregate_and_stats():
     assert means.num_rows == 4 and means["n_queries"].to_pylist() == [2, 2, 2, 2]
     m = topic_system_matrix(out, "ROUGE-1", column="ue_v2")
     assert m.matrix.shape == (2, 2) and m.qids == ("d1", "d2")
+
+
+def test_chunked_and_repeated_columns_give_the_same_table():
+    """Distinct texts are found by runs of equal neighbours (rows grouped by document) or by
+    hashing (rows shuffled); a column in several chunks is read without combining it: every
+    way gives the output of the plain one-chunk table."""
+    from uefast.text.inputs import _text
+
+    rng = np.random.default_rng(5)
+    vals = [f"text {v}" for v in np.repeat(rng.integers(0, 6, 25), 4)]
+    for order in (np.arange(len(vals)), rng.permutation(len(vals))):
+        want = [vals[i] for i in order]
+        chunked = pa.chunked_array([want[:33], want[33:34], want[34:]])
+        for col in (chunked, pa.chunked_array([pa.array(want, pa.binary())])):
+            values, codes = _text(col, "source")
+            assert [values[int(c)].as_py() for c in codes] == want
+    plain = _table()
+    parts = pa.Table.from_batches(plain.to_batches(max_chunksize=1))
+    ms = ["ROUGE-1", "ROUGE-2", "ROUGE-L"]
+    assert evaluate(parts, ms).equals(evaluate(plain, ms))

@@ -372,6 +372,41 @@ def _lcs_prefixes(row_of_pos, masks, m, seed, src_key, lengths, lo, hi, samples,
             v[w - 1] &= top
 
 
+@_jit
+def _lcs_prefixes_1w(row_of_pos, masks1, m, seed, src_key, lengths, lo, hi, samples, tot, tot2):
+    """:func:`_lcs_prefixes` for a reference of at most 64 tokens (one state word), with the
+    same draws: two tokens from each splitmix64 output (high half, then low half)."""
+    top = _ALL if m == 64 else (_ONE << np.uint64(m)) - _ONE
+    un = np.uint64(row_of_pos.size)
+    lo32 = np.uint64(0xFFFFFFFF)
+    s32 = np.uint64(32)
+    for d in range(samples):
+        st = _stream(seed, src_key, d)
+        z = _U0
+        v = top
+        t = 0
+        for x in range(lo, hi):
+            L = lengths[x]
+            while t < L:
+                if t & 1 == 0:
+                    st, z = _splitmix(st)
+                    r = row_of_pos[np.int64(((z >> s32) * un) >> s32)]
+                    if r >= 0:
+                        b = v & masks1[r]
+                        v = ((v + b) | (v & ~b)) & top
+                    t += 1
+                    if t == L:
+                        break
+                r = row_of_pos[np.int64(((z & lo32) * un) >> s32)]
+                if r >= 0:
+                    b = v & masks1[r]
+                    v = ((v + b) | (v & ~b)) & top
+                t += 1
+            val = float(m - popcount64(v))
+            tot[x] += val
+            tot2[x] += val * val
+
+
 @_pjit
 def mc_lcs(ids, offs, tok_off, line_off, src_ids, src_off, src_keys, g_src, g_ref, len_off,
            lengths, samples, seed, summary_level, mean, sd):
@@ -394,8 +429,13 @@ def mc_lcs(ids, offs, tok_off, line_off, src_ids, src_off, src_keys, g_src, g_re
             if (not summary_level) or sent_r.size <= 2:
                 # one reference line: union LCS against a one-sentence summary is the LCS
                 u, k, masks = build_pm(ref)
-                _lcs_prefixes(mask_rows(src, u, k), masks, ref.size, seed, src_keys[s],
-                              lengths[lo:hi], 0, hi - lo, samples, tot, tot2)
+                if ref.size <= 64:
+                    _lcs_prefixes_1w(mask_rows(src, u, k), masks[:, 0].copy(), ref.size, seed,
+                                     src_keys[s], lengths[lo:hi], 0, hi - lo, samples, tot,
+                                     tot2)
+                else:
+                    _lcs_prefixes(mask_rows(src, u, k), masks, ref.size, seed, src_keys[s],
+                                  lengths[lo:hi], 0, hi - lo, samples, tot, tot2)
             else:
                 lmax = lengths[hi - 1]
                 pos = np.empty(max(lmax, 1), dtype=np.int64)

@@ -147,9 +147,14 @@ def _distinct(col: pa.Array) -> tuple[pa.Array, np.ndarray]:
         new[1:] = pc.not_equal(col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False)
         heads = np.flatnonzero(new)
         if len(heads) * 2 <= n:
-            enc = col.take(pa.array(heads)).dictionary_encode()
+            first = col.take(pa.array(heads))
+            if isinstance(first, pa.ChunkedArray):
+                first = first.combine_chunks()
+            enc = first.dictionary_encode()
             head_codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
             return enc.dictionary, head_codes[np.cumsum(new) - 1]
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
     enc = col.dictionary_encode()
     return enc.dictionary, enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
 
@@ -158,8 +163,10 @@ def _text(col, name: str, row_of=None) -> tuple[pa.Array, np.ndarray]:
     """A text column as (distinct texts as ``large_string``, int64 code per element); ``binary``
     is checked as strict UTF-8 (an error names the row: ``row_of`` maps element -> row for
     flattened lists). Encoding first means the cast and the UTF-8 check touch each distinct text
-    once (a source repeated on many rows is one entry)."""
-    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    once (a source repeated on many rows is one entry). A chunked column is not combined
+    (that would copy every repeated source)."""
+    if isinstance(col, pa.ChunkedArray) and col.num_chunks == 1:
+        col = col.chunk(0)
     if col.null_count:
         i = _first_null(col)
         raise RowError(WHAT, f"null `{name}` at row ", i if row_of is None else int(row_of[i]))
@@ -241,7 +248,8 @@ def check_text_table(table: pa.Table, empty: str = "error") -> TextRows:
     cands, cand_codes = _text(table["candidate"], "candidate")
     sources, src_codes = _text(table["source"], "source")
     col = table["reference"]
-    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if isinstance(col, pa.ChunkedArray):
+        col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
         if col.null_count:
             raise RowError(WHAT, "null `reference` list at row ", _first_null(col))
