@@ -375,7 +375,9 @@ def _lcs_prefixes(row_of_pos, masks, m, seed, src_key, lengths, lo, hi, samples,
 @_jit
 def _lcs_prefixes_1w(row_of_pos, masks1, m, seed, src_key, lengths, lo, hi, samples, tot, tot2):
     """:func:`_lcs_prefixes` for a reference of at most 64 tokens (one state word), with the
-    same draws: two tokens from each splitmix64 output (high half, then low half)."""
+    same draws: two tokens from each splitmix64 output (high half, then low half). A source
+    token absent from the reference has row ``-1``, the last entry of ``masks1``, which is 0
+    (the update is then the identity), so the loop has no branch on it."""
     top = _ALL if m == 64 else (_ONE << np.uint64(m)) - _ONE
     un = np.uint64(row_of_pos.size)
     lo32 = np.uint64(0xFFFFFFFF)
@@ -390,17 +392,13 @@ def _lcs_prefixes_1w(row_of_pos, masks1, m, seed, src_key, lengths, lo, hi, samp
             while t < L:
                 if t & 1 == 0:
                     st, z = _splitmix(st)
-                    r = row_of_pos[np.int64(((z >> s32) * un) >> s32)]
-                    if r >= 0:
-                        b = v & masks1[r]
-                        v = ((v + b) | (v & ~b)) & top
+                    b = v & masks1[row_of_pos[np.int64(((z >> s32) * un) >> s32)]]
+                    v = ((v + b) | (v & ~b)) & top
                     t += 1
                     if t == L:
                         break
-                r = row_of_pos[np.int64(((z & lo32) * un) >> s32)]
-                if r >= 0:
-                    b = v & masks1[r]
-                    v = ((v + b) | (v & ~b)) & top
+                b = v & masks1[row_of_pos[np.int64(((z & lo32) * un) >> s32)]]
+                v = ((v + b) | (v & ~b)) & top
                 t += 1
             val = float(m - popcount64(v))
             tot[x] += val
@@ -430,7 +428,9 @@ def mc_lcs(ids, offs, tok_off, line_off, src_ids, src_off, src_keys, g_src, g_re
                 # one reference line: union LCS against a one-sentence summary is the LCS
                 u, k, masks = build_pm(ref)
                 if ref.size <= 64:
-                    _lcs_prefixes_1w(mask_rows(src, u, k), masks[:, 0].copy(), ref.size, seed,
+                    masks1 = np.zeros(k + 1, dtype=np.uint64)  # masks1[-1] = 0: no match
+                    masks1[:k] = masks[:k, 0]
+                    _lcs_prefixes_1w(mask_rows(src, u, k), masks1, ref.size, seed,
                                      src_keys[s], lengths[lo:hi], 0, hi - lo, samples, tot,
                                      tot2)
                 else:
