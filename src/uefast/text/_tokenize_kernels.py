@@ -9,9 +9,9 @@ keeps the tokens matching ``^[a-z0-9]+$``. On UTF-8 bytes that is: ``A-Z`` lower
 * U+212A (Kelvin sign, bytes E2 84 AA) lower-cases to ``k``: a letter inside the token.
 
 In valid UTF-8 these byte sequences are exactly those characters (C4 and E2 are lead bytes).
-Lines (``\\n``, rougeLsum's sentence split) are tracked too. Two passes, parallel over texts: one
-counts tokens, token bytes and lines per text, one writes the tokens contiguously (one Arrow
-``large_string`` value each, for Arrow's dictionary encoding) and the token offset of each line.
+Lines (``\\n``, rougeLsum's sentence split) are tracked too. One parallel pass counts tokens and
+lines per text; one sequential pass interns each token (its bytes as big-endian 8-byte words, an
+exact key since a token has no zero byte) in an open-addressing table and writes its id.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import numpy as np
 
 _pjit = nb.njit(cache=True, nogil=True, parallel=True)
 _jit = nb.njit(cache=True, nogil=True)
+_inline = nb.njit(cache=True, nogil=True, inline="always")
 
 
 def _make_lut() -> np.ndarray:
@@ -47,14 +48,13 @@ def _special(data, i, end):
 
 
 @_pjit
-def count_tokens(data, offsets, lut, n_tok, n_bytes, n_lines):
-    """Per text: tokens, token bytes and lines (1 + newlines). ASCII bytes take a branch-free
+def count_tokens(data, offsets, lut, n_tok, n_lines):
+    """Per text: tokens and lines (1 + newlines). ASCII bytes take a branch-free
     step (a token byte starts a token when the previous byte was not one)."""
     for t in nb.prange(offsets.size - 1):
         i = offsets[t]
         end = offsets[t + 1]
         toks = 0
-        nbytes = 0
         lines = 1
         prev = 0
         while i < end:
@@ -63,7 +63,6 @@ def count_tokens(data, offsets, lut, n_tok, n_bytes, n_lines):
                 i += 1
                 cur = np.int64(lut[b] != 0)
                 toks += cur & (1 - prev)
-                nbytes += cur
                 lines += b == 10
                 prev = cur
                 continue
@@ -71,53 +70,189 @@ def count_tokens(data, offsets, lut, n_tok, n_bytes, n_lines):
             i += k
             cur = np.int64(c != 0)
             toks += cur & (1 - prev)
-            nbytes += cur
             prev = 0 if stop else cur
         n_tok[t] = toks
-        n_bytes[t] = nbytes
         n_lines[t] = lines
 
 
-@_pjit
-def write_tokens(data, offsets, lut, tok_start, byte_start, line_start, out, out_off, line_tok):
-    """Write text t's tokens to out[byte_start[t]:], their value offsets to
-    out_off[tk] for tk from tok_start[t], and the global token index at which each of its lines
-    ends to line_tok[line_start[t]+1:] (line_tok[0] = 0 by the caller). Branch-free on ASCII:
-    every byte is written, to its place if it is a token byte and to the scratch slot
-    ``out[-1]`` otherwise (likewise ``out_off[-1]`` for offsets), so texts written by different
-    threads never overlap; the caller drops both scratch slots."""
-    dump_b = out.size - 1
-    dump_o = out_off.size - 1
-    for t in nb.prange(offsets.size - 1):
+# ---------------------------------------------------------------------------------------------
+# interning: token -> id in one sequential scan, tokens as big-endian words of 8 bytes (a token
+# has no zero byte, so the words and the byte length identify it exactly)
+
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+_U0 = np.uint64(0)
+
+
+@_inline
+def _hash_words(words, nw, nbytes):
+    h = np.uint64(nbytes) * _GOLD
+    for q in range(nw):
+        h = (h ^ words[q]) * _GOLD
+        h ^= h >> np.uint64(29)
+    return h
+
+
+@_inline
+def _find(table, mask, h, words, nw, nbytes, pool, pool_off, tok_bytes):
+    """Slot of the token (words[:nw], nbytes) in the open-addressing table: its id there, or the
+    empty slot (-1) where it goes."""
+    s = np.int64(h >> np.uint64(33)) & mask
+    while True:
+        t = table[s]
+        if t < 0:
+            return s
+        if tok_bytes[t] == nbytes:
+            o = pool_off[t]
+            same = True
+            for q in range(nw):
+                if pool[o + q] != words[q]:
+                    same = False
+                    break
+            if same:
+                return s
+        s = (s + 1) & mask
+
+
+@_jit
+def _intern_run(data, offsets, lut, line_start, n_tok, t, ids, tk, line_tok, table, pool,
+                pool_off, tok_bytes, n_types, words):
+    """Intern texts from ``t`` on while the arrays surely have room for the next text (a text
+    adds at most n_tok[t] types and len/8 + n_tok[t] pool words). The arrays are never
+    reassigned here, which keeps the loop tight. Returns (next text, next token, n_types)."""
+    mask = table.size - 1
+    while t < offsets.size - 1:
         i = offsets[t]
         end = offsets[t + 1]
-        tk = tok_start[t]
-        bp = byte_start[t]
+        if (2 * (n_types + n_tok[t]) > table.size or n_types + n_tok[t] + 1 >= pool_off.size
+                or pool_off[n_types] + (end - i) // 8 + n_tok[t] > pool.size):
+            break
         ln = line_start[t]
-        prev = 0
-        while i < end:
-            b = data[i]
-            if b < 128:
+        nw = 0
+        cur = _U0
+        nb_ = 0
+        while i <= end:
+            c = np.uint8(0)
+            stop = False
+            newline = False
+            if i < end:
+                b = data[i]
+                if b < 128:
+                    i += 1
+                    c = lut[b]
+                    newline = b == 10
+                else:
+                    c, k, stop = _special(data, i, end)
+                    i += k
+            else:
                 i += 1
-                c = lut[b]
-                cur = np.int64(c != 0)
-                if b == 10:
+            if c != 0:
+                cur = (cur << np.uint64(8)) | np.uint64(c)
+                nb_ += 1
+                if nb_ & 7 == 0:
+                    words[nw] = cur
+                    nw += 1
+                    cur = _U0
+                if not stop:
+                    continue
+            if nb_ == 0:
+                if newline:
                     ln += 1
                     line_tok[ln] = tk
-                start = cur & (1 - prev)
-                out_off[tk if start else dump_o] = bp
-                tk += start
-                out[bp if cur else dump_b] = c
-                bp += cur
-                prev = cur
                 continue
-            c, k, stop = _special(data, i, end)
-            i += k
-            cur = np.int64(c != 0)
-            start = cur & (1 - prev)
-            out_off[tk if start else dump_o] = bp
-            tk += start
-            out[bp if cur else dump_b] = c
-            bp += cur
-            prev = 0 if stop else cur
+            if nb_ & 7 != 0:  # the last, partial word
+                words[nw] = cur
+                nw += 1
+            s = _find(table, mask, _hash_words(words, nw, nb_), words, nw, nb_, pool, pool_off,
+                      tok_bytes)
+            if table[s] < 0:
+                o = pool_off[n_types]
+                pool[o:o + nw] = words[:nw]
+                pool_off[n_types + 1] = o + nw
+                tok_bytes[n_types] = nb_
+                table[s] = n_types
+                n_types += 1
+            ids[tk] = table[s]
+            tk += 1
+            nw = 0
+            cur = _U0
+            nb_ = 0
+            if newline:  # after the token it ends
+                ln += 1
+                line_tok[ln] = tk
         line_tok[ln + 1] = tk
+        t += 1
+    return t, tk, n_types
+
+
+@_jit
+def _rehash(pool, pool_off, tok_bytes, n_types, size):
+    table = np.full(size, -1, dtype=np.int64)
+    for y in range(n_types):
+        o = pool_off[y]
+        nwy = pool_off[y + 1] - o
+        sy = _find(table, size - 1, _hash_words(pool[o:o + nwy], nwy, tok_bytes[y]),
+                   pool[o:o + nwy], nwy, tok_bytes[y], pool, pool_off, tok_bytes)
+        table[sy] = y
+    return table
+
+
+@_jit
+def intern_tokens(data, offsets, lut, line_start, n_tok, ids, line_tok):
+    """Sequential scan of every text: token k (in text order) gets ids[k], the order of first
+    occurrence of its string; line_tok[l + 1] is the token index at which line l ends
+    (line_tok[0] = 0; text t's lines start at line_start[t]). Returns (pool, pool_off,
+    tok_bytes, n_types): type i is the big-endian 8-byte words pool[pool_off[i]:pool_off[i+1]]
+    holding tok_bytes[i] bytes. Open addressing (linear probing, load <= 1/2); the table and
+    the pool grow between texts (:func:`_intern_run`)."""
+    table = np.full(1 << 12, -1, dtype=np.int64)
+    pool = np.empty(1 << 12, dtype=np.uint64)
+    pool_off = np.zeros(1 << 11, dtype=np.int64)
+    tok_bytes = np.empty(1 << 11, dtype=np.int64)
+    longest = 1
+    for t in range(offsets.size - 1):
+        longest = max(longest, offsets[t + 1] - offsets[t])
+    words = np.empty(longest // 8 + 2, dtype=np.uint64)
+    t = 0
+    tk = 0
+    n_types = 0
+    while True:
+        t, tk, n_types = _intern_run(data, offsets, lut, line_start, n_tok, t, ids, tk,
+                                     line_tok, table, pool, pool_off, tok_bytes, n_types, words)
+        if t == offsets.size - 1:
+            break
+        need = n_types + n_tok[t] + 1
+        if 2 * need > table.size:
+            size = table.size
+            while 2 * need > size:
+                size *= 2
+            table = _rehash(pool, pool_off, tok_bytes, n_types, size)
+        if need >= pool_off.size:
+            grown = np.zeros(2 * need, dtype=np.int64)
+            grown[:n_types + 1] = pool_off[:n_types + 1]
+            pool_off = grown
+            more = np.empty(2 * need, dtype=np.int64)
+            more[:n_types] = tok_bytes[:n_types]
+            tok_bytes = more
+        words_need = pool_off[n_types] + (offsets[t + 1] - offsets[t]) // 8 + n_tok[t] + 1
+        if words_need > pool.size:
+            bigger = np.empty(2 * words_need, dtype=np.uint64)
+            bigger[:pool_off[n_types]] = pool[:pool_off[n_types]]
+            pool = bigger
+    return pool, pool_off, tok_bytes, n_types
+
+
+@_jit
+def type_bytes(pool, pool_off, tok_bytes, n_types, out, out_off):
+    """The bytes of each interned type, back to back in ``out`` (``out_off``: n_types + 1)."""
+    p = 0
+    for y in range(n_types):
+        out_off[y] = p
+        nbytes = tok_bytes[y]
+        o = pool_off[y]
+        for j in range(nbytes):
+            q = j >> 3
+            in_word = 8 if q < (nbytes >> 3) else nbytes & 7
+            shift = np.uint64(8 * (in_word - 1 - (j & 7)))
+            out[p] = np.uint8((pool[o + q] >> shift) & np.uint64(0xFF))
+            p += 1
+    out_off[n_types] = p

@@ -14,8 +14,8 @@ tokens of its lines: :func:`tokenize` therefore tokenises lines and keeps two le
 The lower-casing and the ``[^a-z0-9]+`` replacement are one byte scan of the UTF-8 text in Numba
 (:mod:`uefast.text._tokenize_kernels`: ASCII lower-casing, every other byte a separator, and the
 only two non-ASCII characters whose ``str.lower()`` is ASCII, U+0130 and U+212A, mapped as Python
-maps them); the mapping of token strings to ids is Arrow's dictionary encoding (C++), the
-stemmer runs once per distinct token.
+maps them), then one scan interning each token to an id in an open-addressing table; the
+stemmer and the validity check run once per distinct token.
 """
 from __future__ import annotations
 
@@ -105,26 +105,22 @@ class Tokenizer:
         offsets, data = _utf8_buffers(texts)
         n = len(offsets) - 1
         n_tok = np.empty(n, dtype=np.int64)
-        n_bytes = np.empty(n, dtype=np.int64)
         n_lines = np.empty(n, dtype=np.int64)
-        TK.count_tokens(data, offsets, TK.LUT, n_tok, n_bytes, n_lines)
-        starts = [np.zeros(n + 1, dtype=np.int64) for _ in range(3)]
-        for st, c in zip(starts, (n_tok, n_bytes, n_lines)):
-            np.cumsum(c, out=st[1:])
-        tok_start, byte_start, line_start = starts
-        n_words, n_chars = int(tok_start[-1]), int(byte_start[-1])
-        out = np.empty(n_chars + 1, dtype=np.uint8)  # + a scratch byte, + a scratch offset
-        out_off = np.empty(n_words + 2, dtype=np.int64)
+        TK.count_tokens(data, offsets, TK.LUT, n_tok, n_lines)
+        tok_start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(n_tok, out=tok_start[1:])
+        line_start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(n_lines, out=line_start[1:])
+        ids = np.empty(int(tok_start[-1]), dtype=np.int32)
         line_tok = np.zeros(int(line_start[-1]) + 1, dtype=np.int64)
-        TK.write_tokens(data, offsets, TK.LUT, tok_start, byte_start, line_start, out, out_off,
-                        line_tok)
-        out_off[n_words] = n_chars
-        words = pa.LargeStringArray.from_buffers(n_words, pa.py_buffer(out_off[:n_words + 1]),
-                                                 pa.py_buffer(out[:n_chars]))
-        enc = words.dictionary_encode()
-        remap = self._ids_of(enc.dictionary.to_pylist())
-        ids = remap[enc.indices.to_numpy(zero_copy_only=False)] if len(words) else \
-            np.empty(0, np.int32)
+        pool, pool_off, tok_bytes, n_types = TK.intern_tokens(data, offsets, TK.LUT, line_start,
+                                                              n_tok, ids, line_tok)
+        raw = np.empty(int(tok_bytes[:n_types].sum()), dtype=np.uint8)
+        raw_off = np.empty(n_types + 1, dtype=np.int64)
+        TK.type_bytes(pool, pool_off, tok_bytes, n_types, raw, raw_off)
+        types = pa.LargeStringArray.from_buffers(n_types, pa.py_buffer(raw_off), pa.py_buffer(raw))
+        remap = self._ids_of(types.to_pylist())
+        ids = remap[ids] if len(ids) else np.empty(0, np.int32)
         tok_offsets = line_tok
         if (ids < 0).any():  # a stem that is not [a-z0-9]+: dropped, as rouge-score does
             keep = ids >= 0
