@@ -29,7 +29,8 @@ import pyarrow as pa
 from uefast.errors import InputError
 from uefast.text.expected import DEFAULT_SAMPLES, SourceIndex, expected_overlaps
 from uefast.text.inputs import EMPTY_POLICIES, TextRows, check_text_table, read_text_table
-from uefast.text.iub import IUB_KINDS, SCORE_CODES, greedy_mean_rouge1, iub_overlap, src_windows
+from uefast.text.iub import (IUB_KINDS, SCORE_CODES, greedy_mean_rouge1, iub_overlap, src_lower,
+                             src_windows)
 from uefast.text.measures import TextMeasure, parse_text_measures
 from uefast.text.rouge import Variant, count_units, ngram_keys, overlap_counts, prf
 from uefast.text.tokenize import Tokenizer
@@ -81,6 +82,7 @@ class _Rouge:
         self.len_at = self.len_c if length == "candidate" else self.len_r
         self._keys: dict = {}
         self._cache: dict = {}
+        self.src_open: dict = {}  # ROUGE-N variant -> (pairs with an open src bracket, pairs)
 
     def keys(self, n):
         """Sorted n-gram keys of the candidates and references (computed once per n)."""
@@ -110,6 +112,9 @@ class _Rouge:
             e_src = (src_windows(self.tok, self.sources, p_src, self.pair_ref,
                                  v.n if v.kind == "N" else 1) if iub == "src" else None)
             best = iub_overlap(v, iub, self.len_at, self.len_r, e_src)
+            if iub == "src" and v.kind == "N" and v.n >= 2:
+                low = src_lower(self.tok, self.sources, p_src, self.pair_ref, v.n, self.len_at)
+                self.src_open[str(v)] = (int((low < best).sum()), len(best))
             iubs = prf(best, uc_at, ur, v)
         out = (values, e_o, se, factors, iubs)
         self._cache[key] = out
@@ -297,8 +302,12 @@ def evaluate(data, measures=("ROUGE-1", "ROUGE-2", "ROUGE-L"), *, stem: bool = F
                                (np.diff(rows.ref_offsets) > 1).any()):
         notes.append(f"multi_ref=max: every REB is a Monte Carlo estimate ({samples} draws; "
                      "reb_se, reb_ci_low/high)")
-    if iub == "src":
-        notes.append("iub=src: ROUGE-N (n>=2) uses the upper end of the bracket min(n_c, E_src)")
+    if iub == "src" and rouge is not None:
+        for name, (n_open, n_pairs) in rouge.src_open.items():
+            notes.append(f"iub=src: {name} uses the upper end min(n_c, E_src) of the bracket "
+                         f"[whole in-source reference segments, min(n_c, E_src)]; the bracket "
+                         f"is closed (the IUB exact) on {n_pairs - n_open} of {n_pairs} "
+                         f"(candidate, reference) pairs")
     meta = {b"uefast.version": __version__.encode(),
             b"uefast.settings": json.dumps(settings).encode(),
             b"uefast.info": json.dumps({"rows_in": n, "output_rows": n * k}).encode(),
