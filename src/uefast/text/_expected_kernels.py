@@ -405,6 +405,40 @@ def _lcs_prefixes_1w(row_of_pos, masks1, m, seed, src_key, lengths, lo, hi, samp
             tot2[x] += val * val
 
 
+@_jit
+def _lcs_prefixes_2w(row_of_pos, m0, m1, m, seed, src_key, lengths, lo, hi, samples, tot, tot2):
+    """:func:`_lcs_prefixes_1w` for a reference of 65..128 tokens: two state words, the add
+    carried from the low word into the high one; same draws."""
+    top = _ALL if m == 128 else (_ONE << np.uint64(m - 64)) - _ONE
+    un = np.uint64(row_of_pos.size)
+    lo32 = np.uint64(0xFFFFFFFF)
+    s32 = np.uint64(32)
+    for d in range(samples):
+        st = _stream(seed, src_key, d)
+        z = _U0
+        v0 = _ALL
+        v1 = top
+        t = 0
+        for x in range(lo, hi):
+            L = lengths[x]
+            while t < L:
+                if t & 1 == 0:
+                    st, z = _splitmix(st)
+                    r = row_of_pos[np.int64(((z >> s32) * un) >> s32)]
+                else:
+                    r = row_of_pos[np.int64(((z & lo32) * un) >> s32)]
+                t += 1
+                b0 = v0 & m0[r]
+                b1 = v1 & m1[r]
+                a0 = v0 + b0
+                carry = _ONE if a0 < v0 else _ZERO
+                v1 = ((v1 + b1 + carry) | (v1 & ~b1)) & top
+                v0 = a0 | (v0 & ~b0)
+            val = float(m - popcount64(v0) - popcount64(v1))
+            tot[x] += val
+            tot2[x] += val * val
+
+
 @_pjit
 def mc_lcs(ids, offs, tok_off, line_off, src_ids, src_off, src_keys, g_src, g_ref, len_off,
            lengths, samples, seed, summary_level, mean, sd):
@@ -433,6 +467,13 @@ def mc_lcs(ids, offs, tok_off, line_off, src_ids, src_off, src_keys, g_src, g_re
                     _lcs_prefixes_1w(mask_rows(src, u, k), masks1, ref.size, seed,
                                      src_keys[s], lengths[lo:hi], 0, hi - lo, samples, tot,
                                      tot2)
+                elif ref.size <= 128:
+                    m0 = np.zeros(k + 1, dtype=np.uint64)  # last entry 0: no match
+                    m1 = np.zeros(k + 1, dtype=np.uint64)
+                    m0[:k] = masks[:k, 0]
+                    m1[:k] = masks[:k, 1]
+                    _lcs_prefixes_2w(mask_rows(src, u, k), m0, m1, ref.size, seed, src_keys[s],
+                                     lengths[lo:hi], 0, hi - lo, samples, tot, tot2)
                 else:
                     _lcs_prefixes(mask_rows(src, u, k), masks, ref.size, seed, src_keys[s],
                                   lengths[lo:hi], 0, hi - lo, samples, tot, tot2)
