@@ -44,8 +44,12 @@ def expected_min_binomial(L, p, r):
         return L * p
     if p >= 1.0:
         return float(r)
-    lp = math.log(p)
-    lq = math.log1p(-p)
+    return _min_binomial_logs(L, p, r, math.log(p), math.log1p(-p))
+
+
+@_jit
+def _min_binomial_logs(L, p, r, lp, lq):
+    """:func:`expected_min_binomial` with log p and log(1-p) given (0 < p < 1, 0 < r < L)."""
     lc = 0.0  # log C(L, k)
     acc = 0.0
     for k in range(r):
@@ -86,8 +90,19 @@ def expected_overlap_1(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, le
             p = src_count(src, vals[t]) / n_src
             if p == 0.0:
                 continue
+            r = cnts[t]
+            lp = math.log(p) if p < 1.0 else 0.0
+            lq = math.log1p(-p) if p < 1.0 else 0.0
             for x in range(len_off[g], len_off[g + 1]):
-                out[x] += expected_min_binomial(lengths[x], p, cnts[t])
+                L = lengths[x]
+                if L <= 0:
+                    continue
+                if r >= L:
+                    out[x] += L * p
+                elif p >= 1.0:
+                    out[x] += float(r)
+                else:
+                    out[x] += _min_binomial_logs(L, p, r, lp, lq)
 
 
 @_jit

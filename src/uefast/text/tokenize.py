@@ -120,9 +120,10 @@ class Tokenizer:
         TK.type_bytes(pool, pool_off, tok_bytes, n_types, raw, raw_off)
         types = pa.LargeStringArray.from_buffers(n_types, pa.py_buffer(raw_off), pa.py_buffer(raw))
         remap = self._ids_of(types.to_pylist())
-        ids = remap[ids] if len(ids) else np.empty(0, np.int32)
+        if not np.array_equal(remap, np.arange(n_types)):  # identity for a fresh vocabulary
+            ids = remap[ids]
         tok_offsets = line_tok
-        if (ids < 0).any():  # a stem that is not [a-z0-9]+: dropped, as rouge-score does
+        if (remap < 0).any():  # a stem that is not [a-z0-9]+: dropped, as rouge-score does
             keep = ids >= 0
             kept = np.zeros(len(ids) + 1, dtype=np.int64)
             np.cumsum(keep, out=kept[1:])
