@@ -9,16 +9,15 @@ keeps the tokens matching ``^[a-z0-9]+$``. On UTF-8 bytes that is: ``A-Z`` lower
 * U+212A (Kelvin sign, bytes E2 84 AA) lower-cases to ``k``: a letter inside the token.
 
 In valid UTF-8 these byte sequences are exactly those characters (C4 and E2 are lead bytes).
-Lines (``\\n``, rougeLsum's sentence split) are tracked too. One parallel pass counts tokens and
-lines per text; one sequential pass interns each token (its bytes as big-endian 8-byte words, an
-exact key since a token has no zero byte) in an open-addressing table and writes its id.
+Lines (``\\n``, rougeLsum's sentence split) are tracked too. One sequential pass interns each
+token (its bytes as big-endian 8-byte words, an exact key since a token has no zero byte) in an
+open-addressing table and writes its id.
 """
 from __future__ import annotations
 
 import numba as nb
 import numpy as np
 
-_pjit = nb.njit(cache=True, nogil=True, parallel=True)
 _jit = nb.njit(cache=True, nogil=True)
 _inline = nb.njit(cache=True, nogil=True, inline="always")
 
@@ -45,34 +44,6 @@ def _special(data, i, end):
     if b == 0xE2 and i + 2 < end and data[i + 1] == 0x84 and data[i + 2] == 0xAA:
         return np.uint8(107), 3, False  # U+212A KELVIN SIGN -> "k"
     return np.uint8(0), 1, False
-
-
-@_pjit
-def count_tokens(data, offsets, lut, n_tok, n_lines):
-    """Per text: tokens and lines (1 + newlines). ASCII bytes take a branch-free
-    step (a token byte starts a token when the previous byte was not one)."""
-    for t in nb.prange(offsets.size - 1):
-        i = offsets[t]
-        end = offsets[t + 1]
-        toks = 0
-        lines = 1
-        prev = 0
-        while i < end:
-            b = data[i]
-            if b < 128:
-                i += 1
-                cur = np.int64(lut[b] != 0)
-                toks += cur & (1 - prev)
-                lines += b == 10
-                prev = cur
-                continue
-            c, k, stop = _special(data, i, end)
-            i += k
-            cur = np.int64(c != 0)
-            toks += cur & (1 - prev)
-            prev = 0 if stop else cur
-        n_tok[t] = toks
-        n_lines[t] = lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -114,19 +85,22 @@ def _find(table, mask, h, words, nw, nbytes, pool, pool_off, tok_bytes):
 
 
 @_jit
-def _intern_run(data, offsets, lut, line_start, n_tok, t, ids, tk, line_tok, table, pool,
+def _intern_run(data, offsets, lut, line_start, t, ids, tk, ln, line_tok, table, pool,
                 pool_off, tok_bytes, n_types, words):
     """Intern texts from ``t`` on while the arrays surely have room for the next text (a text
-    adds at most n_tok[t] types and len/8 + n_tok[t] pool words). The arrays are never
-    reassigned here, which keeps the loop tight. Returns (next text, next token, n_types)."""
+    of B bytes has at most (B+1)//2 tokens, so as many new types, B//8 + (B+1)//2 pool words
+    and B + 1 lines). The arrays are never reassigned here, which keeps the loop tight.
+    Returns (next text, next token, next line, n_types)."""
     mask = table.size - 1
     while t < offsets.size - 1:
         i = offsets[t]
         end = offsets[t + 1]
-        if (2 * (n_types + n_tok[t]) > table.size or n_types + n_tok[t] + 1 >= pool_off.size
-                or pool_off[n_types] + (end - i) // 8 + n_tok[t] > pool.size):
+        most = (end - i + 1) // 2
+        if (2 * (n_types + most) > table.size or n_types + most + 1 >= pool_off.size
+                or pool_off[n_types] + (end - i) // 8 + most > pool.size
+                or ln + (end - i) + 2 > line_tok.size):
             break
-        ln = line_start[t]
+        line_start[t] = ln
         nw = 0
         cur = _U0
         nb_ = 0
@@ -180,8 +154,10 @@ def _intern_run(data, offsets, lut, line_start, n_tok, t, ids, tk, line_tok, tab
                 ln += 1
                 line_tok[ln] = tk
         line_tok[ln + 1] = tk
+        ln += 1
         t += 1
-    return t, tk, n_types
+    line_start[t] = ln
+    return t, tk, ln, n_types
 
 
 @_jit
@@ -197,30 +173,37 @@ def _rehash(pool, pool_off, tok_bytes, n_types, size):
 
 
 @_jit
-def intern_tokens(data, offsets, lut, line_start, n_tok, ids, line_tok):
-    """Sequential scan of every text: token k (in text order) gets ids[k], the order of first
-    occurrence of its string; line_tok[l + 1] is the token index at which line l ends
-    (line_tok[0] = 0; text t's lines start at line_start[t]). Returns (pool, pool_off,
-    tok_bytes, n_types): type i is the big-endian 8-byte words pool[pool_off[i]:pool_off[i+1]]
-    holding tok_bytes[i] bytes. Open addressing (linear probing, load <= 1/2); the table and
-    the pool grow between texts (:func:`_intern_run`)."""
+def intern_tokens(data, offsets, lut, ids):
+    """Sequential scan of every text: token k (in text order) gets ids[k] (``ids`` sized for the
+    most tokens the bytes can hold), the order of first occurrence of its string. Returns
+    (n_tokens, line_start, line_tok, pool, pool_off, tok_bytes, n_types): text t's lines are
+    line_start[t]:line_start[t+1], line l's tokens line_tok[l]:line_tok[l+1]; type i is the
+    big-endian 8-byte words pool[pool_off[i]:pool_off[i+1]] holding tok_bytes[i] bytes. Open
+    addressing (linear probing, load <= 1/2); the table, the pool and the line array grow
+    between texts (:func:`_intern_run`)."""
+    n = offsets.size - 1
     table = np.full(1 << 12, -1, dtype=np.int64)
     pool = np.empty(1 << 12, dtype=np.uint64)
     pool_off = np.zeros(1 << 11, dtype=np.int64)
     tok_bytes = np.empty(1 << 11, dtype=np.int64)
+    line_start = np.zeros(n + 1, dtype=np.int64)
+    line_tok = np.zeros(n + 2, dtype=np.int64)
     longest = 1
-    for t in range(offsets.size - 1):
+    for t in range(n):
         longest = max(longest, offsets[t + 1] - offsets[t])
     words = np.empty(longest // 8 + 2, dtype=np.uint64)
     t = 0
     tk = 0
+    ln = 0
     n_types = 0
     while True:
-        t, tk, n_types = _intern_run(data, offsets, lut, line_start, n_tok, t, ids, tk,
-                                     line_tok, table, pool, pool_off, tok_bytes, n_types, words)
-        if t == offsets.size - 1:
+        t, tk, ln, n_types = _intern_run(data, offsets, lut, line_start, t, ids, tk, ln,
+                                         line_tok, table, pool, pool_off, tok_bytes, n_types,
+                                         words)
+        if t == n:
             break
-        need = n_types + n_tok[t] + 1
+        nbytes = offsets[t + 1] - offsets[t]
+        need = n_types + (nbytes + 1) // 2 + 1
         if 2 * need > table.size:
             size = table.size
             while 2 * need > size:
@@ -233,12 +216,16 @@ def intern_tokens(data, offsets, lut, line_start, n_tok, ids, line_tok):
             more = np.empty(2 * need, dtype=np.int64)
             more[:n_types] = tok_bytes[:n_types]
             tok_bytes = more
-        words_need = pool_off[n_types] + (offsets[t + 1] - offsets[t]) // 8 + n_tok[t] + 1
+        words_need = pool_off[n_types] + nbytes // 8 + (nbytes + 1) // 2 + 1
         if words_need > pool.size:
             bigger = np.empty(2 * words_need, dtype=np.uint64)
             bigger[:pool_off[n_types]] = pool[:pool_off[n_types]]
             pool = bigger
-    return pool, pool_off, tok_bytes, n_types
+        if ln + nbytes + 2 > line_tok.size:
+            lines = np.zeros(2 * (ln + nbytes + 2), dtype=np.int64)
+            lines[:ln + 1] = line_tok[:ln + 1]
+            line_tok = lines
+    return tk, line_start, line_tok[:ln + 1], pool, pool_off, tok_bytes, n_types
 
 
 @_jit

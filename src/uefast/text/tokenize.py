@@ -104,17 +104,11 @@ class Tokenizer:
 
         offsets, data = _utf8_buffers(texts)
         n = len(offsets) - 1
-        n_tok = np.empty(n, dtype=np.int64)
-        n_lines = np.empty(n, dtype=np.int64)
-        TK.count_tokens(data, offsets, TK.LUT, n_tok, n_lines)
-        tok_start = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(n_tok, out=tok_start[1:])
-        line_start = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(n_lines, out=line_start[1:])
-        ids = np.empty(int(tok_start[-1]), dtype=np.int32)
-        line_tok = np.zeros(int(line_start[-1]) + 1, dtype=np.int64)
-        pool, pool_off, tok_bytes, n_types = TK.intern_tokens(data, offsets, TK.LUT, line_start,
-                                                              n_tok, ids, line_tok)
+        # at most (B + 1) // 2 tokens in B bytes: pages past the real count are never touched
+        ids = np.empty(int(offsets[-1] - offsets[0] + n) // 2 + 1, dtype=np.int32)
+        n_ids, line_start, line_tok, pool, pool_off, tok_bytes, n_types = TK.intern_tokens(
+            data, offsets, TK.LUT, ids)
+        ids = ids[:n_ids]
         raw = np.empty(int(tok_bytes[:n_types].sum()), dtype=np.uint8)
         raw_off = np.empty(n_types + 1, dtype=np.int64)
         TK.type_bytes(pool, pool_off, tok_bytes, n_types, raw, raw_off)
