@@ -367,3 +367,33 @@ def lcs_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out):
                 out[p] = lcs_from_rows(rows[:c.size], m, masks, v)
             for q in range(k):
                 row[u[q]] = -1
+
+
+@_pjit
+def clipped1_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out):
+    """:func:`clipped_overlap_by_ref` for unigrams with dense per-chunk count arrays indexed by
+    token id (the reference's counts; a candidate's uses, reset after each candidate)."""
+    n_grp = grp_off.size - 1
+    for ch in nb.prange(n_chunks):
+        cnt = np.zeros(n_vocab, dtype=np.int32)
+        used = np.zeros(n_vocab, dtype=np.int32)
+        for g in range(ch * n_grp // n_chunks, (ch + 1) * n_grp // n_chunks):
+            b = ref[order[grp_off[g]]]
+            r = ids[offs[b]:offs[b + 1]]
+            for i in range(r.size):
+                cnt[r[i]] += 1
+            for x in range(grp_off[g], grp_off[g + 1]):
+                p = order[x]
+                a = cand[p]
+                c = ids[offs[a]:offs[a + 1]]
+                o = 0
+                for i in range(c.size):
+                    w = c[i]
+                    if used[w] < cnt[w]:
+                        used[w] += 1
+                        o += 1
+                for i in range(c.size):
+                    used[c[i]] = 0
+                out[p] = o
+            for i in range(r.size):
+                cnt[r[i]] = 0

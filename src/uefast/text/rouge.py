@@ -124,12 +124,15 @@ def overlap_counts(tok: Tokenized, cand: np.ndarray, ref: np.ndarray, variant: V
     if (packed or variant.kind == "L") and keys is None:
         order, grp_off = _by_ref(ref)
         offs = tok.text_offsets
-        if variant.kind == "N":
+        chunks = np.int64(min(len(grp_off) - 1, 4 * nb.get_num_threads()))
+        if variant.kind == "N" and variant.n == 1:
+            K.clipped1_by_ref(tok.ids, offs, cand, ref, order, grp_off, np.int64(base), chunks,
+                              out)
+        elif variant.kind == "N":
             K.clipped_overlap_by_ref(tok.ids, offs, cand, ref, order, grp_off,
                                      np.int64(variant.n), np.int64(base), out)
         else:
-            K.lcs_by_ref(tok.ids, offs, cand, ref, order, grp_off, np.int64(base),
-                         np.int64(min(len(grp_off) - 1, 4 * nb.get_num_threads())), out)
+            K.lcs_by_ref(tok.ids, offs, cand, ref, order, grp_off, np.int64(base), chunks, out)
     elif variant.kind == "N":
         k, ko = keys if keys is not None else ngram_keys(tok, variant.n)
         K.clipped_overlap(k, ko, k, ko, cand, ref, out)
