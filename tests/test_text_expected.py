@@ -193,7 +193,7 @@ def test_overlap1_distribution_equals_brute_force():
 def test_one_and_two_word_monte_carlo_paths_equal_the_general_one(m):
     """The specialised one-word (M <= 64) and two-word (M <= 128) Monte Carlo LCS loops give
     exactly the sums of the general multi-word loop, draw for draw."""
-    from uefast.text import _expected_kernels as EK
+    from uefast.text import _mc_kernels as EK
     from uefast.text._rouge_kernels import build_pm, mask_rows
 
     rng = np.random.default_rng(m)

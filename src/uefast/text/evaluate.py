@@ -158,7 +158,7 @@ class _Rouge:
         return np.add.reduceat(x, self.row_off[:-1]) / self.n_refs
 
     def _mc_max(self, v: Variant, score: str, row_len, samples: int, seed: int):
-        from uefast.text._expected_kernels import mc_max
+        from uefast.text._mc_kernels import mc_max
 
         n = len(self.n_refs)
         base = max(len(self.tok.vocab), 1)

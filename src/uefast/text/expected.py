@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from uefast.text import _expected_kernels as EK
+from uefast.text import _mc_kernels as MK
 from uefast.text.rouge import Variant
 from uefast.text.tokenize import Tokenized
 
@@ -117,7 +118,7 @@ def expected_overlaps(tok: Tokenized, sources: SourceIndex, src: np.ndarray, ref
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     sd = np.empty(len(uniq))
-    EK.mc_lcs(tok.ids, offs, tok.tok_offsets, tok.line_offsets, sources.text_order,
+    MK.mc_lcs(tok.ids, offs, tok.tok_offsets, tok.line_offsets, sources.text_order,
               sources.offsets, sources.keys, g_src, g_ref, len_off, t_len, np.int64(samples),
               np.uint64(seed % 2**64), variant.kind == "Lsum", out, sd)
     return out[inv], sd[inv] / np.sqrt(samples)
