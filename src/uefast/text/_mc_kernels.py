@@ -132,11 +132,15 @@ def _lcs_prefixes(row_of_pos, masks, m, seed, src_key, lengths, lo, hi, samples,
 @_jit
 def _lcs_prefixes_1w(row_of_pos, masks1, m, seed, src_key, lengths, lo, hi, samples, tot, tot2):
     """:func:`_lcs_prefixes` for a reference of at most 64 tokens (one state word), with the
-    same draws: two tokens from each splitmix64 output (high half, then low half). A source
-    token absent from the reference has row ``-1``, the last entry of ``masks1``, which is 0
-    (the update is then the identity), so the loop has no branch on it."""
+    same draws: two tokens from each splitmix64 output (high half, then low half). The match
+    mask of every source position is looked up once; a token absent from the reference (row
+    -1) has mask 0, for which the update is the identity, so the loop has no branch on it."""
     top = _ALL if m == 64 else (_ONE << np.uint64(m)) - _ONE
     un = np.uint64(row_of_pos.size)
+    pos_mask = np.zeros(row_of_pos.size, dtype=np.uint64)  # each source position's mask
+    for i in range(row_of_pos.size):
+        if row_of_pos[i] >= 0:
+            pos_mask[i] = masks1[row_of_pos[i]]
     lo32 = np.uint64(0xFFFFFFFF)
     s32 = np.uint64(32)
     for d in range(samples):
@@ -149,12 +153,12 @@ def _lcs_prefixes_1w(row_of_pos, masks1, m, seed, src_key, lengths, lo, hi, samp
             while t < L:
                 if t & 1 == 0:
                     st, z = _splitmix(st)
-                    b = v & masks1[row_of_pos[np.int64(((z >> s32) * un) >> s32)]]
+                    b = v & pos_mask[((z >> s32) * un) >> s32]
                     v = ((v + b) | (v & ~b)) & top
                     t += 1
                     if t == L:
                         break
-                b = v & masks1[row_of_pos[np.int64(((z & lo32) * un) >> s32)]]
+                b = v & pos_mask[((z & lo32) * un) >> s32]
                 v = ((v + b) | (v & ~b)) & top
                 t += 1
             val = float(m - popcount64(v))
@@ -168,6 +172,12 @@ def _lcs_prefixes_2w(row_of_pos, m0, m1, m, seed, src_key, lengths, lo, hi, samp
     carried from the low word into the high one; same draws."""
     top = _ALL if m == 128 else (_ONE << np.uint64(m - 64)) - _ONE
     un = np.uint64(row_of_pos.size)
+    p0 = np.zeros(row_of_pos.size, dtype=np.uint64)  # each source position's two mask words
+    p1 = np.zeros(row_of_pos.size, dtype=np.uint64)
+    for i in range(row_of_pos.size):
+        if row_of_pos[i] >= 0:
+            p0[i] = m0[row_of_pos[i]]
+            p1[i] = m1[row_of_pos[i]]
     lo32 = np.uint64(0xFFFFFFFF)
     s32 = np.uint64(32)
     for d in range(samples):
@@ -181,12 +191,12 @@ def _lcs_prefixes_2w(row_of_pos, m0, m1, m, seed, src_key, lengths, lo, hi, samp
             while t < L:
                 if t & 1 == 0:
                     st, z = _splitmix(st)
-                    r = row_of_pos[np.int64(((z >> s32) * un) >> s32)]
+                    q = ((z >> s32) * un) >> s32
                 else:
-                    r = row_of_pos[np.int64(((z & lo32) * un) >> s32)]
+                    q = ((z & lo32) * un) >> s32
                 t += 1
-                b0 = v0 & m0[r]
-                b1 = v1 & m1[r]
+                b0 = v0 & p0[q]
+                b1 = v1 & p1[q]
                 a0 = v0 + b0
                 carry = _ONE if a0 < v0 else _ZERO
                 v1 = ((v1 + b1 + carry) | (v1 & ~b1)) & top
@@ -219,13 +229,13 @@ def mc_lcs(ids, offs, tok_off, line_off, src_ids, src_off, src_keys, g_src, g_re
                 # one reference line: union LCS against a one-sentence summary is the LCS
                 u, k, masks = build_pm(ref)
                 if ref.size <= 64:
-                    masks1 = np.zeros(k + 1, dtype=np.uint64)  # masks1[-1] = 0: no match
+                    masks1 = np.zeros(k + 1, dtype=np.uint64)
                     masks1[:k] = masks[:k, 0]
                     _lcs_prefixes_1w(mask_rows(src, u, k), masks1, ref.size, seed,
                                      src_keys[s], lengths[lo:hi], 0, hi - lo, samples, tot,
                                      tot2)
                 elif ref.size <= 128:
-                    m0 = np.zeros(k + 1, dtype=np.uint64)  # last entry 0: no match
+                    m0 = np.zeros(k + 1, dtype=np.uint64)
                     m1 = np.zeros(k + 1, dtype=np.uint64)
                     m0[:k] = masks[:k, 0]
                     m1[:k] = masks[:k, 1]
