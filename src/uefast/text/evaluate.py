@@ -33,7 +33,7 @@ from uefast.text.iub import (IUB_KINDS, SCORE_CODES, greedy_mean_rouge1, iub_ove
                              src_windows)
 from uefast.text.measures import TextMeasure, parse_text_measures
 from uefast.text.rouge import Variant, count_units, ngram_keys, overlap_counts, prf
-from uefast.text.tokenize import Tokenizer
+from uefast.text.tokenize import Tokenizer, _utf8_buffers
 from uefast.text.ue import text_ue
 
 __all__ = ["evaluate", "OUTPUT_COLUMNS", "MULTI_REF", "LENGTHS"]
@@ -73,7 +73,12 @@ class _Rouge:
         self.pair_ref = codes[1]
         src_u, self.row_src = np.unique(codes[2], return_inverse=True)
         self.row_src = self.row_src.reshape(-1).astype(np.int64)
-        self.sources = SourceIndex.build(self.tok, src_u, texts.take(pa.array(src_u)).to_pylist())
+        # the sources' UTF-8 bytes, read in place, key their Monte Carlo draws
+        s_off, s_data = _utf8_buffers(rows.src_dict)
+        s_mem = memoryview(s_data)
+        first_src = base - len(rows.src_dict)
+        raw = [s_mem[s_off[i]:s_off[i + 1]] for i in (src_u - first_src).tolist()]
+        self.sources = SourceIndex.build(self.tok, src_u, raw)
         lens = np.diff(self.tok.text_offsets)
         self._scored = np.union1d(cand_t, self.pair_ref)  # texts that need n-gram keys
         self.len_c = lens[self.pair_cand]
