@@ -6,7 +6,9 @@ rouge-score (``rouge_score/tokenize.py``) does, per text::
     -> (use_stemmer) NLTK PorterStemmer().stem(tok) for tokens longer than 3 characters
     -> drop tokens that do not match ^[a-z0-9]+$
 
-``rougeLsum`` tokenises each newline-separated sentence on its own (``text.split("\\n")``).
+(``six.ensure_str`` between the two steps is the identity on a Python 3 ``str``; the final
+check only drops empty strings, since every piece left is ``[a-z0-9]+`` unless the stemmer
+changed it.) ``rougeLsum`` tokenises each newline-separated sentence on its own (``text.split("\\n")``).
 A newline is itself a separator, so the tokens of the whole text are the concatenation of the
 tokens of its lines: :func:`tokenize` therefore tokenises lines and keeps two levels of offsets
 (tokens per line, lines per text), which serve every ROUGE variant.
