@@ -173,15 +173,6 @@ def lcs_length(c, r):
     return lcs_with_pm(c, r.size, u, k, masks, v)
 
 
-@_pjit
-def lcs_pairs(ids_a, off_a, ids_b, off_b, ia, ib, out):
-    """out[p] = LCS of text ia[p] (ids_a, token offsets off_a) and text ib[p]."""
-    for p in nb.prange(ia.size):
-        a = ia[p]
-        b = ib[p]
-        out[p] = lcs_length(ids_a[off_a[a]:off_a[a + 1]], ids_b[off_b[b]:off_b[b + 1]])
-
-
 # ---------------------------------------------------------------------------------------------
 # rougeLsum: summary-level union LCS with rouge-score's backtracking and double-count guard
 
