@@ -110,6 +110,8 @@ def test_iub_kinds_against_brute_force(score, field):
                 got = _col(out, "iub", name)[i]
                 if kind == "src" and key == "rouge2":
                     assert got >= best - 1e-12  # upper end of the bracket
+                    notes = json.loads(out.schema.metadata[b"uefast.notes"])
+                    assert any("bracket is closed" in x for x in notes)
                 else:
                     assert got == pytest.approx(best, abs=1e-12), (kind, name, i)
 
@@ -274,3 +276,50 @@ def test_output_feeds_uefast_aggregate_and_stats():
     assert means.num_rows == 4 and means["n_queries"].to_pylist() == [2, 2, 2, 2]
     m = topic_system_matrix(out, "ROUGE-1", column="ue_v2")
     assert m.matrix.shape == (2, 2) and m.qids == ("d1", "d2")
+
+
+def test_chunked_and_repeated_columns_give_the_same_table():
+    """Distinct texts are found by runs of equal neighbours (rows grouped by document) or by
+    hashing (rows shuffled); a column in several chunks is read without combining it: every
+    way gives the output of the plain one-chunk table."""
+    from uefast.text.inputs import _text
+
+    rng = np.random.default_rng(5)
+    vals = [f"text {v}" for v in np.repeat(rng.integers(0, 6, 25), 4)]
+    for order in (np.arange(len(vals)), rng.permutation(len(vals))):
+        want = [vals[i] for i in order]
+        chunked = pa.chunked_array([want[:33], want[33:34], want[34:]])
+        for col in (chunked, pa.chunked_array([pa.array(want, pa.binary())])):
+            values, codes = _text(col, "source")
+            assert [values[int(c)].as_py() for c in codes] == want
+    plain = _table()
+    parts = pa.Table.from_batches(plain.to_batches(max_chunksize=1))
+    ms = ["ROUGE-1", "ROUGE-2", "ROUGE-L"]
+    assert evaluate(parts, ms).equals(evaluate(plain, ms))
+
+
+def test_src_bracket_lower_end_is_attained_and_below_the_best():
+    """iub=src, ROUGE-2/3: the lower end (whole in-source segments, longest first) <= the best
+    clipped overlap of any length-L text of source tokens (brute force) <= the upper end."""
+    from uefast.text.expected import SourceIndex
+    from uefast.text.iub import src_lower, src_windows
+    from uefast.text.rouge import Variant, overlap_counts
+    from uefast.text.tokenize import tokenize
+
+    rng = np.random.default_rng(11)
+    for _ in range(25):
+        source = " ".join(rng.choice(list("abc"), 4))
+        ref = " ".join(rng.choice(list("abcd"), int(rng.integers(2, 9))))
+        src_types = sorted(set(source.split()))
+        for n in (2, 3):
+            for L in range(1, 6):
+                cands = [" ".join(c) for c in itertools.product(src_types, repeat=L)]
+                tok = tokenize([source, ref] + cands)
+                sources = SourceIndex.build(tok, np.array([0]))
+                k = len(cands)
+                o = overlap_counts(tok, np.arange(2, 2 + k), np.ones(k, np.int64), Variant("N", n))
+                low = src_lower(tok, sources, np.zeros(1, np.int64), np.ones(1, np.int64), n, [L])
+                up = min(max(L - n + 1, 0),
+                         src_windows(tok, sources, np.zeros(1, np.int64), np.ones(1, np.int64),
+                                     n)[0])
+                assert low[0] <= o.max() <= up, (source, ref, n, L)

@@ -187,3 +187,33 @@ def test_overlap1_distribution_equals_brute_force():
             mean, _ = _ours(source, [ref], [L], Variant("N", 1))
             assert abs(pmf @ np.arange(len(pmf)) - mean[0]) < 1e-12
             assert abs(pmf.sum() - 1) < 1e-12
+
+
+@pytest.mark.parametrize("m", [1, 37, 64, 65, 100, 128])
+def test_one_and_two_word_monte_carlo_paths_equal_the_general_one(m):
+    """The specialised one-word (M <= 64) and two-word (M <= 128) Monte Carlo LCS loops give
+    exactly the sums of the general multi-word loop, draw for draw."""
+    from uefast.text import _mc_kernels as EK
+    from uefast.text._rouge_kernels import build_pm, mask_rows
+
+    rng = np.random.default_rng(m)
+    ref = rng.integers(0, 12, m).astype(np.int32)
+    src = rng.integers(0, 15, 90).astype(np.int32)
+    lengths = np.array([0, 1, 7, 8, 40, 131], dtype=np.int64)
+    u, k, masks = build_pm(ref)
+    rows = mask_rows(src, u, k)
+    want = (np.zeros(6), np.zeros(6))
+    EK._lcs_prefixes(rows, masks, m, np.uint64(3), np.uint64(99), lengths, 0, 6, 25, *want)
+    got = (np.zeros(6), np.zeros(6))
+    if m <= 64:
+        m1 = np.zeros(k + 1, dtype=np.uint64)
+        m1[:k] = masks[:k, 0]
+        EK._lcs_prefixes_1w(rows, m1, m, np.uint64(3), np.uint64(99), lengths, 0, 6, 25, *got)
+    else:
+        m0, m1 = np.zeros(k + 1, dtype=np.uint64), np.zeros(k + 1, dtype=np.uint64)
+        m0[:k], m1[:k] = masks[:k, 0], masks[:k, 1]
+        EK._lcs_prefixes_2w(rows, m0, m1, m, np.uint64(3), np.uint64(99), lengths, 0, 6, 25,
+                            *got)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert want[0][-1] > 0

@@ -340,3 +340,32 @@ def test_reb_equals_iub_exactly_when_every_subset_is_optimal(w, units):
     assert out["reb"] == out["iub"] == 1.0
     assert out["expected_weight"] == out["ideal_weight"]
     assert math.isnan(out["ue_v2"]) == (out["value"] == 1.0)
+
+
+def test_cli_pyramid_equals_the_python_api(tmp_path, capsys):
+    """``uefast text pyramid SUMMARIES PYRAMIDS`` prints what :func:`pyramid` returns (per query,
+    TSV), from CSV files; a bad file is an error naming the table, not a traceback."""
+    from uefast.cli import main
+
+    pyr = pa.table({"doc_id": ["t"] * 5, "scu": list("abcde"), "weight": [4, 3, 3, 2, 1],
+                    "n_refs": [4] * 5})
+    summ = pa.table({"system": ["s1"] * 3 + ["s2"] * 2, "doc_id": ["t"] * 5,
+                     "scu": ["a", "d", None, "b", "c"]})
+    import pyarrow.csv as pcsv
+    pcsv.write_csv(pyr, tmp_path / "pyr.csv")
+    pcsv.write_csv(summ, tmp_path / "summ.csv")
+    ms = ["Pyramid", "Pyramid(variant=modified)"]
+    code = main(["text", "pyramid", str(tmp_path / "summ.csv"), str(tmp_path / "pyr.csv"),
+                 "-m", *ms, "--per-query", "--format", "tsv"])
+    assert code == 0
+    lines = capsys.readouterr().out.strip().split("\n")
+    head = lines[0].split("\t")
+    want = pyramid(summ, pyr, ms)
+    got = [dict(zip(head, ln.split("\t"))) for ln in lines[1:]]
+    assert len(got) == want.num_rows
+    for g, w in zip(got, want.to_pylist()):
+        assert (g["system"], g["measure"]) == (w["system"], w["measure"])
+        assert float(g["value"]) == pytest.approx(w["value"], abs=1e-9)
+        assert float(g["ue_v2"]) == pytest.approx(w["ue_v2"], abs=1e-9)
+    code = main(["text", "pyramid", str(tmp_path / "summ.csv"), str(tmp_path / "missing.csv")])
+    assert code != 0

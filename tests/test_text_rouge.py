@@ -6,6 +6,7 @@ import json
 import sys
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -145,3 +146,24 @@ def test_tokenizer_many_short_texts(xs):
     got = [[[tok.vocab[t] for t in tok.ids[tok.tok_offsets[k]:tok.tok_offsets[k + 1]]]
             for k in range(tok.line_offsets[i], tok.line_offsets[i + 1])] for i in range(len(xs))]
     assert got == lines
+
+
+TRICKY = st.text(alphabet=st.sampled_from(list("aZ9 \n.-é\u0130\u0307\u212a\u212b\u00df\u0131"
+                                                "\u03a3\ud800\U0001F600K")), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(TRICKY, max_size=12), st.integers(0, 3),
+       st.sampled_from([None, pa.string(), pa.large_string(), pa.binary(), pa.large_binary()]))
+def test_tokenizer_byte_scan_on_tricky_text_and_arrow_inputs(xs, cut, arrow_type):
+    """The byte scan against rouge-score on the characters whose lower-casing is special (İ ->
+    'i' + a combining dot, the Kelvin sign -> 'k', ß, dotless ı, Σ, Å sign), lone surrogates
+    (Python input only: Arrow holds valid UTF-8), and Arrow string/binary arrays, sliced."""
+    if arrow_type is not None:
+        xs = [x for x in xs if not any(0xD800 <= ord(c) <= 0xDFFF for c in x)]
+        binary = pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type)
+        arr = pa.array(["pad"] * cut + [x.encode() if binary else x for x in xs], type=arrow_type)
+        tok = tokenize(arr.slice(cut))
+    else:
+        tok = tokenize(xs)
+    assert [tok.tokens(i) for i in range(len(xs))] == [rs_tokenize.tokenize(x, None) for x in xs]

@@ -14,6 +14,10 @@ uefast text evaluate DATA -m ROUGE-1 ROUGE-2 ROUGE-L ...
     DATA: Parquet / Arrow / JSONL with columns doc_id, system, candidate, reference (text or
     list of texts), source (data_schemas/text_input.md). Prints the means per (system, measure),
     or with --per-query the long table (data_schemas/text_output.md).
+uefast text pyramid SUMMARIES PYRAMIDS -m Pyramid "Pyramid(variant=modified)" ...
+    The Pyramid score with IUB/REB/UE: SUMMARIES holds the content units each summary expresses
+    (system, doc_id, scu), PYRAMIDS the SCU weights (doc_id, scu, weight[, n_refs]); CSV, TSV,
+    Parquet or Arrow (data_schemas/pyramid.md).
 uefast text reproduce [SUMMEVAL] --out DIR
     The SummEval study (SPEC_text §7): validation against published correlations and the raw-vs-UE
     correlation tables, as report.md, tables/ and figures/.
@@ -22,12 +26,13 @@ EPILOG = """\
 examples:
   uefast text evaluate summaries.jsonl -m ROUGE-1 ROUGE-2 "ROUGE-L(score=recall)" --stem
   uefast text evaluate summaries.parquet -m ROUGE-1 --iub src --per-query --format tsv
+  uefast text pyramid scus.csv pyramids.csv -m Pyramid "Pyramid(variant=modified)" --n-refs 4
   uefast text reproduce shared/data/summeval_bartscore --out summeval_report/
 """
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="text_command", metavar="{evaluate,reproduce}")
+    sub = p.add_subparsers(dest="text_command", metavar="{evaluate,pyramid,reproduce}")
     e = sub.add_parser("evaluate", help="ROUGE/BERTScore with IUB, REB and UE per document")
     e.add_argument("data", help="Parquet / Arrow / JSONL file (doc_id, system, candidate, "
                                 "reference, source)")
@@ -43,9 +48,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--empty", choices=["error", "score"], default="error",
                    help="blank texts: an error naming the row, or scored as rouge-score does")
-    e.add_argument("--per-query", action="store_true", help="one row per (system, doc, measure)")
-    e.add_argument("--format", choices=["text", "tsv", "jsonl", "parquet"], default="text")
-    e.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    _output_arguments(e)
+    y = sub.add_parser("pyramid", help="the Pyramid score with IUB, REB and UE per document")
+    y.add_argument("summaries", help="CSV/TSV/Parquet/Arrow: system, doc_id, scu (one row per "
+                                     "content unit; an empty scu matches no SCU)")
+    y.add_argument("pyramids", help="CSV/TSV/Parquet/Arrow: doc_id, scu, weight[, n_refs]")
+    y.add_argument("-m", "--measures", nargs="+", action="extend", default=None,
+                   help="Pyramid, 'Pyramid(variant=modified)', "
+                        "'Pyramid(variant=modified,x=exact)' (default: Pyramid)")
+    y.add_argument("--n-refs", type=int, default=None,
+                   help="reference summaries per pyramid when the table has no n_refs column "
+                        "(needed by variant=modified)")
+    _output_arguments(y)
     r = sub.add_parser("reproduce", help="the SummEval study of SPEC_text §7")
     r.add_argument("data", nargs="?", default=None,
                    help="BARTScore's SummEval data.json or its folder (default: "
@@ -58,15 +72,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--no-bertscore", dest="bertscore", action="store_false")
 
 
+def _output_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--per-query", action="store_true", help="one row per (system, doc, measure)")
+    p.add_argument("--format", choices=["text", "tsv", "jsonl", "parquet"], default="text")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+
+
 def _evaluate(args) -> int:
-    import uefast
-    from uefast.cli.cmd_evaluate import _emit, _jsonl_text, _text_table, _tsv_text
-    from uefast.errors import InputError
     from uefast.text import evaluate
 
     res = evaluate(args.data, args.measures or ["ROUGE-1", "ROUGE-2", "ROUGE-L"], stem=args.stem,
                    iub=args.iub, multi_ref=args.multi_ref, length=args.length,
                    samples=args.samples, seed=args.seed, empty=args.empty)
+    return _write(args, res)
+
+
+def _pyramid(args) -> int:
+    from uefast.text.pyramid import pyramid
+
+    res = pyramid(args.summaries, args.pyramids, args.measures or ["Pyramid"],
+                  n_refs=args.n_refs)
+    return _write(args, res)
+
+
+def _write(args, res) -> int:
+    """The long table (--per-query) or the means per (system, measure), in --format."""
+    import uefast
+    from uefast.cli.cmd_evaluate import _emit, _jsonl_text, _text_table, _tsv_text
+    from uefast.errors import InputError
+
     chosen = res if args.per_query else uefast.aggregate(res)
     if args.format == "parquet":
         import pyarrow.parquet as pq
@@ -104,7 +138,9 @@ def _reproduce(args) -> int:
 def run(args) -> int:
     if args.text_command == "evaluate":
         return _evaluate(args)
+    if args.text_command == "pyramid":
+        return _pyramid(args)
     if args.text_command == "reproduce":
         return _reproduce(args)
-    print("usage: uefast text {evaluate,reproduce} ... (uefast text -h)", file=sys.stderr)
+    print("usage: uefast text {evaluate,pyramid,reproduce} ... (uefast text -h)", file=sys.stderr)
     return 2

@@ -4,10 +4,7 @@ a random candidate of L tokens drawn i.i.d. with p(w) = c_src(w)/N.
 * ROUGE-1, closed form (§2.1): E[O_1] = sum_w E[min(X_w, r_w)], X_w ~ Bin(L, p_w).
 * ROUGE-N, n >= 2, automaton DP (§2.3): for each distinct reference n-gram g a Markov chain
   over (KMP state j in 0..n) x (count c in 0..r_g, absorbed at r_g).
-* ROUGE-L / Lsum, Monte Carlo (§2.4): S candidates per (source, L) from a counter-based
-  generator (splitmix64 keyed by seed, source hash, L and draw index), so the draws do not depend
-  on threads or batch order and are shared by every reference of a source (common random
-  numbers); LCS by the bit-parallel recurrence.
+* ROUGE-L / Lsum, Monte Carlo (§2.4): in :mod:`uefast.text._mc_kernels`.
 
 A source is its token ids sorted, so that c_src(w) = (#ids <= w) - (#ids < w) by binary search.
 Every kernel loops over groups (one (source, reference) pair with the sorted distinct candidate
@@ -20,13 +17,9 @@ import math
 import numba as nb
 import numpy as np
 
-from uefast.text._rouge_kernels import _clipped as _clipped_keys
-from uefast.text._rouge_kernels import _ALL, _ONE, _ZERO, popcount64
-from uefast.text._rouge_kernels import build_pm, lcs_length, lsum_hits, mask_rows
 
 _jit = nb.njit(cache=True, nogil=True)
 _pjit = nb.njit(cache=True, nogil=True, parallel=True)
-_U0 = np.uint64(0)
 
 
 @_jit
@@ -44,8 +37,12 @@ def expected_min_binomial(L, p, r):
         return L * p
     if p >= 1.0:
         return float(r)
-    lp = math.log(p)
-    lq = math.log1p(-p)
+    return _min_binomial_logs(L, p, r, math.log(p), math.log1p(-p))
+
+
+@_jit
+def _min_binomial_logs(L, p, r, lp, lq):
+    """:func:`expected_min_binomial` with log p and log(1-p) given (0 < p < 1, 0 < r < L)."""
     lc = 0.0  # log C(L, k)
     acc = 0.0
     for k in range(r):
@@ -86,8 +83,19 @@ def expected_overlap_1(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, le
             p = src_count(src, vals[t]) / n_src
             if p == 0.0:
                 continue
+            r = cnts[t]
+            lp = math.log(p) if p < 1.0 else 0.0
+            lq = math.log1p(-p) if p < 1.0 else 0.0
             for x in range(len_off[g], len_off[g + 1]):
-                out[x] += expected_min_binomial(lengths[x], p, cnts[t])
+                L = lengths[x]
+                if L <= 0:
+                    continue
+                if r >= L:
+                    out[x] += L * p
+                elif p >= 1.0:
+                    out[x] += float(r)
+                else:
+                    out[x] += _min_binomial_logs(L, p, r, lp, lq)
 
 
 @_jit
@@ -181,6 +189,9 @@ def expected_overlap_n(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, le
         windows = ref.size - n + 1
         if n_src == 0 or windows <= 0:
             continue
+        pa_ = np.empty(windows)  # the simple bigrams (a, b), a != b, once in the reference
+        pb_ = np.empty(windows)
+        n_simple = 0
         for i in range(windows):
             first = True  # count g once, at its first window
             for j in range(i):
@@ -203,6 +214,14 @@ def expected_overlap_n(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, le
                         break
                 if same:
                     r += 1
+            if n == 2 and r == 1 and ref[i] != ref[i + 1]:
+                ca = src_count(src, ref[i])
+                cb = src_count(src, ref[i + 1])
+                if ca > 0 and cb > 0:
+                    pa_[n_simple] = ca / n_src
+                    pb_[n_simple] = cb / n_src
+                    n_simple += 1
+                continue
             gram = ref[i:i + n].copy()
             alpha = np.unique(gram)
             probs = np.empty(alpha.size)
@@ -219,233 +238,41 @@ def expected_overlap_n(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, le
                 continue
             q = (n_src - in_g) / n_src
             expected_min_count(gram, r, probs, alpha, q, lengths, lo, hi, out)
+        if n_simple > 0:
+            _simple_bigrams(pa_[:n_simple], pb_[:n_simple], lengths, lo, hi, out)
 
 
 @_jit
-def _splitmix(x):
-    """One splitmix64 step: (next state, output)."""
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    z = x
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x, z ^ (z >> np.uint64(31))
+def _simple_bigrams(pa, pb, lengths, lo, hi, out):
+    """Add sum_g P(bigram g = (a, b), a != b, occurs in t tokens) to out[x] at t = lengths[x]
+    (sorted, x in lo:hi): the automaton DP of :func:`expected_min_count` for r = 1 with its
+    two live states (last token a or not) and the absorbed mass, all bigrams stepped together::
 
-
-@_jit
-def _stream(seed, src_key, draw):
-    """Start state of draw ``draw`` of a source (see :func:`draw_positions`)."""
-    st, h = _splitmix(np.uint64(seed))
-    st, h = _splitmix(h ^ np.uint64(src_key))
-    st, h = _splitmix(h ^ np.uint64(draw))
-    return h
-
-
-@_jit
-def _position(st, z, i, un):
-    """(state, output, position in 0..n-1) of token i of a draw: each splitmix64 output serves
-    two tokens, its high 32 bits (even i) then its low 32 bits (odd i), as h * n >> 32."""
-    if i & 1 == 0:
-        st, z = _splitmix(st)
-        h = z >> np.uint64(32)
-    else:
-        h = z & np.uint64(0xFFFFFFFF)
-    return st, z, np.int64((h * un) >> np.uint64(32))
-
-
-@_jit
-def draw_positions(n, seed, src_key, length, draw, out):
-    """Fill out[:length] with positions drawn uniformly from 0..n-1 (tokens of a source of n
-    tokens: its unigram model) from a splitmix64 stream keyed by (seed, src_key, draw): the
-    candidate of length L is the first L positions of the draw, whatever L (common random
-    numbers across lengths and references; n < 2**32, bias below n / 2**32)."""
-    st = _stream(seed, src_key, draw)
-    z = _U0
-    un = np.uint64(n)
-    for i in range(length):
-        st, z, p = _position(st, z, i, un)
-        out[i] = p
-
-
-@_jit
-def draw_candidate(src, seed, src_key, length, draw, pos, out):
-    """out[:length] = the source tokens at :func:`draw_positions` (``pos``: scratch)."""
-    draw_positions(src.size, seed, src_key, length, draw, pos)
-    for i in range(length):
-        out[i] = src[pos[i]]
-
-
-@_jit
-def _lcs_prefixes(row_of_pos, masks, m, seed, src_key, lengths, lo, hi, samples, tot, tot2):
-    """For each draw, extend the bit-parallel LCS state one drawn token at a time up to the
-    largest length and add LCS (and its square) at every length lengths[lo:hi] (sorted) to
-    tot/tot2: one pass per draw serves all the lengths."""
-    w = (m + 63) // 64
-    rem = m & 63
-    top = _ALL if rem == 0 else (_ONE << np.uint64(rem)) - _ONE
-    un = np.uint64(row_of_pos.size)
-    v = np.empty(w, dtype=np.uint64)
-    for d in range(samples):
-        st = _stream(seed, src_key, d)
-        z = _U0
-        for q in range(w):
-            v[q] = _ALL
-        v[w - 1] = top
-        x = lo
-        t = 0
-        while x < hi:
+        s1' = (s0 + s1) p_a,  done' = done + s1 p_b,  s0' = s0 (1 - p_a) + s1 (1 - p_a - p_b)
+    """
+    k = pa.size
+    s0 = np.ones(k)
+    s1 = np.zeros(k)
+    done = np.zeros(k)
+    stay0 = 1.0 - pa
+    stay1 = 1.0 - pa - pb
+    x = lo
+    while x < hi and lengths[x] <= 0:
+        x += 1
+    t = 0
+    while x < hi:
+        for g in range(k):
+            a0 = s0[g]
+            a1 = s1[g]
+            s1[g] = (a0 + a1) * pa[g]
+            done[g] += a1 * pb[g]
+            s0[g] = a0 * stay0[g] + a1 * stay1[g]
+        t += 1
+        if lengths[x] == t:
+            e = done.sum()
             while x < hi and lengths[x] == t:
-                ones = 0
-                for q in range(w):
-                    ones += popcount64(v[q])
-                val = float(m - ones)
-                tot[x] += val
-                tot2[x] += val * val
+                out[x] += e
                 x += 1
-            if x == hi:
-                break
-            st, z, pos = _position(st, z, t, un)
-            t += 1
-            r = row_of_pos[pos]
-            if r < 0:
-                continue
-            if w == 1:
-                a = v[0]
-                b = a & masks[r, 0]
-                v[0] = ((a + b) | (a & ~b)) & top
-                continue
-            carry = _ZERO
-            for q in range(w):
-                a = v[q]
-                b = a & masks[r, q]
-                c = a + b
-                c1 = _ONE if c < a else _ZERO
-                s2 = c + carry
-                c2 = _ONE if s2 < c else _ZERO
-                carry = c1 | c2
-                v[q] = s2 | (a & ~b)
-            v[w - 1] &= top
-
-
-@_pjit
-def mc_lcs(ids, offs, tok_off, line_off, src_ids, src_off, src_keys, g_src, g_ref, len_off,
-           lengths, samples, seed, summary_level, mean, sd):
-    """Monte Carlo E[LCS] (``summary_level``: Lsum hits with the random summary as one sentence)
-    of group g = (source g_src[g], reference text g_ref[g]) at lengths[len_off[g]:len_off[g+1]]
-    (sorted): mean and sample sd over ``samples`` draws, the length-L candidate of a draw being
-    its first L tokens. A one-line reference (always for ROUGE-L) takes the incremental
-    bit-parallel LCS; Lsum against several reference lines is scored per length."""
-    for g in nb.prange(g_src.size):
-        s = g_src[g]
-        src = src_ids[src_off[s]:src_off[s + 1]]
-        b = g_ref[g]
-        ref = ids[offs[b]:offs[b + 1]]
-        lo = len_off[g]
-        hi = len_off[g + 1]
-        tot = np.zeros(hi - lo)
-        tot2 = np.zeros(hi - lo)
-        if src.size > 0 and ref.size > 0:
-            sent_r = tok_off[line_off[b]:line_off[b + 1] + 1] - tok_off[line_off[b]]
-            if (not summary_level) or sent_r.size <= 2:
-                # one reference line: union LCS against a one-sentence summary is the LCS
-                u, k, masks = build_pm(ref)
-                _lcs_prefixes(mask_rows(src, u, k), masks, ref.size, seed, src_keys[s],
-                              lengths[lo:hi], 0, hi - lo, samples, tot, tot2)
-            else:
-                lmax = lengths[hi - 1]
-                pos = np.empty(max(lmax, 1), dtype=np.int64)
-                cand = np.empty(max(lmax, 1), dtype=ids.dtype)
-                for d in range(samples):
-                    draw_candidate(src, seed, src_keys[s], lmax, d, pos, cand)
-                    for x in range(hi - lo):
-                        L = lengths[lo + x]
-                        if L <= 0:
-                            continue
-                        sent_c = np.array([0, L], dtype=np.int64)
-                        val = float(lsum_hits(ref, sent_r, cand[:L], sent_c))
-                        tot[x] += val
-                        tot2[x] += val * val
-        for x in range(hi - lo):
-            m = tot[x] / samples
-            mean[lo + x] = m
-            sd[lo + x] = (math.sqrt(max(tot2[x] - samples * m * m, 0.0) / (samples - 1))
-                          if samples > 1 else 0.0)
-
-
-@_jit
-def _prf_code(o, uc, ur, is_ngram, code):
-    """(score ``code`` 0 P / 1 R / 2 F, F) from a count, rouge-score's float operations."""
-    if is_ngram:
-        p = o / max(uc, 1)
-        r = o / max(ur, 1)
-    elif uc == 0 or ur == 0:
-        p = 0.0
-        r = 0.0
-    else:
-        p = o / uc
-        r = o / ur
-    f = 2 * p * r / (p + r) if p + r > 0 else 0.0
-    return (p if code == 0 else (r if code == 1 else f)), f
-
-
-@_pjit
-def mc_max(ids, offs, tok_off, line_off, ref_keys, key_off, src_ids, src_off, src_keys, row_src,
-           row_off, pair_ref, row_len, kind, n, base, code, samples, seed, mean, sd):
-    """Monte Carlo REB of the multi-reference maximum (rouge-score ``score_multi``: the score of
-    the reference with the largest F, the first on ties) for each row: a random candidate of
-    row_len[row] tokens against all of the row's references, ``samples`` draws. ``kind`` 0 n-grams
-    (packed keys in base ``base``; references' sorted keys in ref_keys/key_off), 1 LCS, 2 Lsum."""
-    for row in nb.prange(row_src.size):
-        s = row_src[row]
-        src = src_ids[src_off[s]:src_off[s + 1]]
-        length = row_len[row]
-        mean[row] = 0.0
-        sd[row] = 0.0
-        if src.size == 0 or length <= 0:
-            continue
-        cand = np.empty(length, dtype=ids.dtype)
-        pos = np.empty(length, dtype=np.int64)
-        nwin = max(length - n + 1, 0) if kind == 0 else length
-        ckeys = np.empty(max(nwin, 1), dtype=np.int64)
-        sent_c = np.array([0, length], dtype=np.int64)
-        tot = 0.0
-        tot2 = 0.0
-        for d in range(samples):
-            draw_candidate(src, seed, src_keys[s], length, d, pos, cand)
-            if kind == 0:
-                for i in range(nwin):
-                    k = np.int64(0)
-                    for j in range(n):
-                        k = k * base + cand[i + j]
-                    ckeys[i] = k
-                ckeys[:nwin].sort()
-            best_f = -1.0
-            best = 0.0
-            for j in range(row_off[row], row_off[row + 1]):
-                b = pair_ref[j]
-                ref = ids[offs[b]:offs[b + 1]]
-                if kind == 0:
-                    o = _clipped_keys(ckeys[:nwin], ref_keys[key_off[b]:key_off[b + 1]])
-                    uc = nwin
-                    ur = max(ref.size - n + 1, 0)
-                elif kind == 1:
-                    o = lcs_length(cand, ref)
-                    uc = length
-                    ur = ref.size
-                else:
-                    sent_r = tok_off[line_off[b]:line_off[b + 1] + 1] - tok_off[line_off[b]]
-                    o = lsum_hits(ref, sent_r, cand, sent_c)
-                    uc = length
-                    ur = ref.size
-                val, f = _prf_code(o, uc, ur, kind == 0, code)
-                if f > best_f:
-                    best_f = f
-                    best = val
-            tot += best
-            tot2 += best * best
-        m = tot / samples
-        mean[row] = m
-        if samples > 1:
-            sd[row] = math.sqrt(max(tot2 - samples * m * m, 0.0) / (samples - 1))
 
 
 @_jit

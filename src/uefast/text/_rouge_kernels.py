@@ -173,15 +173,6 @@ def lcs_length(c, r):
     return lcs_with_pm(c, r.size, u, k, masks, v)
 
 
-@_pjit
-def lcs_pairs(ids_a, off_a, ids_b, off_b, ia, ib, out):
-    """out[p] = LCS of text ia[p] (ids_a, token offsets off_a) and text ib[p]."""
-    for p in nb.prange(ia.size):
-        a = ia[p]
-        b = ib[p]
-        out[p] = lcs_length(ids_a[off_a[a]:off_a[a + 1]], ids_b[off_b[b]:off_b[b + 1]])
-
-
 # ---------------------------------------------------------------------------------------------
 # rougeLsum: summary-level union LCS with rouge-score's backtracking and double-count guard
 
@@ -267,3 +258,133 @@ def lsum_pairs(ids_a, tok_a, line_a, ids_b, tok_b, line_b, ia, ib, out):
         ca = ids_a[sa[0]:sa[-1]]
         cb = ids_b[sb[0]:sb[-1]]
         out[p] = lsum_hits(cb, sb - sb[0], ca, sa - sa[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# the same counts with the pairs grouped by reference: the reference's table is built once and
+# every candidate against it is one pass over its tokens (no sorting of candidate n-grams)
+
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+
+
+@_jit
+def _slot(key, mask):
+    """Start slot of an int64 key in a power-of-two open-addressing table (Fibonacci hash)."""
+    return np.int64((np.uint64(key) * _GOLD) >> np.uint64(40)) & mask
+
+
+@_jit
+def _gram_key(ids, i, n, base):
+    k = np.int64(0)
+    for j in range(n):
+        k = k * base + ids[i + j]
+    return k
+
+
+@_pjit
+def clipped_overlap_by_ref(ids, offs, cand, ref, order, grp_off, n, base, out):
+    """out[p] = clipped n-gram overlap of text cand[p] against text ref[p] (n-grams packed in base
+    ``base``, exact when base**n < 2**63). Pairs order[grp_off[g]:grp_off[g+1]] share a reference:
+    its n-grams go once into an open-addressing table (key, count); a candidate's n-gram hits
+    when its key is there with uses left (count clipped, rouge-score's min(c_g, r_g))."""
+    for g in nb.prange(grp_off.size - 1):
+        b = ref[order[grp_off[g]]]
+        r0 = offs[b]
+        nr = max(offs[b + 1] - r0 - n + 1, 0)
+        size = 16
+        while size < 2 * nr:
+            size *= 2
+        mask = size - 1
+        keys = np.empty(size, dtype=np.int64)
+        cnt = np.zeros(size, dtype=np.int64)
+        used = np.zeros(size, dtype=np.int64)
+        for i in range(nr):
+            k = _gram_key(ids, r0 + i, n, base)
+            s = _slot(k, mask)
+            while cnt[s] > 0 and keys[s] != k:
+                s = (s + 1) & mask
+            keys[s] = k
+            cnt[s] += 1
+        hit = np.empty(16, dtype=np.int64)  # slots this candidate used
+        for x in range(grp_off[g], grp_off[g + 1]):
+            p = order[x]
+            a = cand[p]
+            c0 = offs[a]
+            nc = max(offs[a + 1] - c0 - n + 1, 0)
+            o = 0
+            if nr > 0:
+                if hit.size < nc:
+                    hit = np.empty(2 * nc, dtype=np.int64)
+                for i in range(nc):
+                    k = _gram_key(ids, c0 + i, n, base)
+                    s = _slot(k, mask)
+                    while cnt[s] > 0 and keys[s] != k:
+                        s = (s + 1) & mask
+                    if cnt[s] > used[s]:
+                        used[s] += 1
+                        hit[o] = s
+                        o += 1
+                for i in range(o):  # reset the uses this candidate made
+                    used[hit[i]] = 0
+            out[p] = o
+
+
+@_pjit
+def lcs_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out):
+    """out[p] = LCS of text cand[p] and text ref[p], pairs grouped by reference as in
+    :func:`clipped_overlap_by_ref`: the reference's match masks are built once per group and a
+    candidate token finds its mask row through a dense id -> row map. Groups run in
+    ``n_chunks`` contiguous chunks, each with its own map (reset after every group)."""
+    n_grp = grp_off.size - 1
+    for ch in nb.prange(n_chunks):
+        row = np.full(n_vocab, -1, dtype=np.int64)
+        rows = np.empty(16, dtype=np.int64)
+        for g in range(ch * n_grp // n_chunks, (ch + 1) * n_grp // n_chunks):
+            b = ref[order[grp_off[g]]]
+            r = ids[offs[b]:offs[b + 1]]
+            m = r.size
+            u, k, masks = build_pm(r)
+            for q in range(k):
+                row[u[q]] = q
+            v = np.empty(max((m + 63) // 64, 1), dtype=np.uint64)
+            for x in range(grp_off[g], grp_off[g + 1]):
+                p = order[x]
+                a = cand[p]
+                c = ids[offs[a]:offs[a + 1]]
+                if rows.size < c.size:
+                    rows = np.empty(2 * c.size, dtype=np.int64)
+                for i in range(c.size):
+                    rows[i] = row[c[i]]
+                out[p] = lcs_from_rows(rows[:c.size], m, masks, v)
+            for q in range(k):
+                row[u[q]] = -1
+
+
+@_pjit
+def clipped1_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out):
+    """:func:`clipped_overlap_by_ref` for unigrams with dense per-chunk count arrays indexed by
+    token id (the reference's counts; a candidate's uses, reset after each candidate)."""
+    n_grp = grp_off.size - 1
+    for ch in nb.prange(n_chunks):
+        cnt = np.zeros(n_vocab, dtype=np.int32)
+        used = np.zeros(n_vocab, dtype=np.int32)
+        for g in range(ch * n_grp // n_chunks, (ch + 1) * n_grp // n_chunks):
+            b = ref[order[grp_off[g]]]
+            r = ids[offs[b]:offs[b + 1]]
+            for i in range(r.size):
+                cnt[r[i]] += 1
+            for x in range(grp_off[g], grp_off[g + 1]):
+                p = order[x]
+                a = cand[p]
+                c = ids[offs[a]:offs[a + 1]]
+                o = 0
+                for i in range(c.size):
+                    w = c[i]
+                    if used[w] < cnt[w]:
+                        used[w] += 1
+                        o += 1
+                for i in range(c.size):
+                    used[c[i]] = 0
+                out[p] = o
+            for i in range(r.size):
+                cnt[r[i]] = 0

@@ -29,10 +29,11 @@ import pyarrow as pa
 from uefast.errors import InputError
 from uefast.text.expected import DEFAULT_SAMPLES, SourceIndex, expected_overlaps
 from uefast.text.inputs import EMPTY_POLICIES, TextRows, check_text_table, read_text_table
-from uefast.text.iub import IUB_KINDS, SCORE_CODES, greedy_mean_rouge1, iub_overlap, src_windows
+from uefast.text.iub import (IUB_KINDS, SCORE_CODES, greedy_mean_rouge1, iub_overlap, src_lower,
+                             src_windows)
 from uefast.text.measures import TextMeasure, parse_text_measures
 from uefast.text.rouge import Variant, count_units, ngram_keys, overlap_counts, prf
-from uefast.text.tokenize import Tokenizer
+from uefast.text.tokenize import Tokenizer, _utf8_buffers
 from uefast.text.ue import text_ue
 
 __all__ = ["evaluate", "OUTPUT_COLUMNS", "MULTI_REF", "LENGTHS"]
@@ -57,11 +58,11 @@ class _Rouge:
         n_refs = np.diff(rows.ref_offsets)
         # distinct texts of each column (a source or reference is shared by many rows)
         parts, codes, base = [], [], 0
-        for arr in (rows.candidates, rows.ref_texts, rows.sources):
-            enc = arr.dictionary_encode()
-            codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64) + base)
-            parts.append(enc.dictionary)
-            base += len(enc.dictionary)
+        for values, c in ((rows.cand_dict, rows.cand_codes), (rows.ref_dict, rows.ref_codes),
+                          (rows.src_dict, rows.src_codes)):
+            codes.append(c + base)
+            parts.append(values)
+            base += len(values)
         texts = pa.concat_arrays(parts)
         self.tok = Tokenizer(stem)(texts)
         self.n_refs = n_refs
@@ -72,7 +73,12 @@ class _Rouge:
         self.pair_ref = codes[1]
         src_u, self.row_src = np.unique(codes[2], return_inverse=True)
         self.row_src = self.row_src.reshape(-1).astype(np.int64)
-        self.sources = SourceIndex.build(self.tok, src_u, texts.take(pa.array(src_u)).to_pylist())
+        # the sources' UTF-8 bytes, read in place, key their Monte Carlo draws
+        s_off, s_data = _utf8_buffers(rows.src_dict)
+        s_mem = memoryview(s_data)
+        first_src = base - len(rows.src_dict)
+        raw = [s_mem[s_off[i]:s_off[i + 1]] for i in (src_u - first_src).tolist()]
+        self.sources = SourceIndex.build(self.tok, src_u, raw)
         lens = np.diff(self.tok.text_offsets)
         self._scored = np.union1d(cand_t, self.pair_ref)  # texts that need n-gram keys
         self.len_c = lens[self.pair_cand]
@@ -81,6 +87,7 @@ class _Rouge:
         self.len_at = self.len_c if length == "candidate" else self.len_r
         self._keys: dict = {}
         self._cache: dict = {}
+        self.src_open: dict = {}  # ROUGE-N variant -> (pairs with an open src bracket, pairs)
 
     def keys(self, n):
         """Sorted n-gram keys of the candidates and references (computed once per n)."""
@@ -93,8 +100,7 @@ class _Rouge:
         key = (v, iub)
         if key in self._cache:
             return self._cache[key]
-        keys = self.keys(v.n) if v.kind == "N" else None
-        o = overlap_counts(self.tok, self.pair_cand, self.pair_ref, v, keys)
+        o = overlap_counts(self.tok, self.pair_cand, self.pair_ref, v)
         uc, ur = count_units(v, self.len_c), count_units(v, self.len_r)
         values = prf(o, uc, ur, v)
         p_src = self.row_src[self.pair_row]
@@ -111,6 +117,9 @@ class _Rouge:
             e_src = (src_windows(self.tok, self.sources, p_src, self.pair_ref,
                                  v.n if v.kind == "N" else 1) if iub == "src" else None)
             best = iub_overlap(v, iub, self.len_at, self.len_r, e_src)
+            if iub == "src" and v.kind == "N" and v.n >= 2:
+                low = src_lower(self.tok, self.sources, p_src, self.pair_ref, v.n, self.len_at)
+                self.src_open[str(v)] = (int((low < best).sum()), len(best))
             iubs = prf(best, uc_at, ur, v)
         out = (values, e_o, se, factors, iubs)
         self._cache[key] = out
@@ -154,7 +163,7 @@ class _Rouge:
         return np.add.reduceat(x, self.row_off[:-1]) / self.n_refs
 
     def _mc_max(self, v: Variant, score: str, row_len, samples: int, seed: int):
-        from uefast.text._expected_kernels import mc_max
+        from uefast.text._mc_kernels import mc_max
 
         n = len(self.n_refs)
         base = max(len(self.tok.vocab), 1)
@@ -298,8 +307,12 @@ def evaluate(data, measures=("ROUGE-1", "ROUGE-2", "ROUGE-L"), *, stem: bool = F
                                (np.diff(rows.ref_offsets) > 1).any()):
         notes.append(f"multi_ref=max: every REB is a Monte Carlo estimate ({samples} draws; "
                      "reb_se, reb_ci_low/high)")
-    if iub == "src":
-        notes.append("iub=src: ROUGE-N (n>=2) uses the upper end of the bracket min(n_c, E_src)")
+    if iub == "src" and rouge is not None:
+        for name, (n_open, n_pairs) in rouge.src_open.items():
+            notes.append(f"iub=src: {name} uses the upper end min(n_c, E_src) of the bracket "
+                         f"[whole in-source reference segments, min(n_c, E_src)]; the bracket "
+                         f"is closed (the IUB exact) on {n_pairs - n_open} of {n_pairs} "
+                         f"(candidate, reference) pairs")
     meta = {b"uefast.version": __version__.encode(),
             b"uefast.settings": json.dumps(settings).encode(),
             b"uefast.info": json.dumps({"rows_in": n, "output_rows": n * k}).encode(),

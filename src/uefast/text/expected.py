@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from uefast.text import _expected_kernels as EK
+from uefast.text import _mc_kernels as MK
 from uefast.text.rouge import Variant
 from uefast.text.tokenize import Tokenized
 
@@ -50,7 +51,8 @@ class SourceIndex:
     @classmethod
     def build(cls, tok: Tokenized, texts: np.ndarray, raw=None) -> "SourceIndex":
         """Source model of the texts ``texts`` (indices into ``tok``), in that order. ``raw``:
-        the source strings (their UTF-8 bytes key the draws; default: the token strings)."""
+        the source strings, or their UTF-8 bytes (which key the draws; default: the token
+        strings)."""
         offs = tok.text_offsets
         parts = [tok.ids[offs[t]:offs[t + 1]] for t in texts]
         lengths = np.array([len(p) for p in parts], dtype=np.int64)
@@ -58,9 +60,9 @@ class SourceIndex:
         np.cumsum(lengths, out=off[1:])
         if raw is None:
             raw = [" ".join(tok.vocab[i] for i in p) for p in parts]
-        keys = np.array([int.from_bytes(hashlib.blake2b(r.encode("utf-8", "surrogatepass"),
-                                                        digest_size=8).digest(), "little")
-                         for r in raw], dtype=np.uint64)
+        keys = np.array([int.from_bytes(hashlib.blake2b(
+            r.encode("utf-8", "surrogatepass") if isinstance(r, str) else r,
+            digest_size=8).digest(), "little") for r in raw], dtype=np.uint64)
         text_order = np.ascontiguousarray(np.concatenate(parts) if parts else
                                           np.empty(0, np.int32), dtype=np.int32)
         ids = text_order.copy()
@@ -117,7 +119,7 @@ def expected_overlaps(tok: Tokenized, sources: SourceIndex, src: np.ndarray, ref
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     sd = np.empty(len(uniq))
-    EK.mc_lcs(tok.ids, offs, tok.tok_offsets, tok.line_offsets, sources.text_order,
+    MK.mc_lcs(tok.ids, offs, tok.tok_offsets, tok.line_offsets, sources.text_order,
               sources.offsets, sources.keys, g_src, g_ref, len_off, t_len, np.int64(samples),
               np.uint64(seed % 2**64), variant.kind == "Lsum", out, sd)
     return out[inv], sd[inv] / np.sqrt(samples)

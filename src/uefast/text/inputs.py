@@ -31,19 +31,39 @@ WHAT = "text table"
 
 @dataclass(frozen=True)
 class TextRows:
-    """The checked columns as Arrow arrays: ``ref_texts`` holds every reference, those of row i
-    at ``ref_offsets[i]:ref_offsets[i+1]``."""
+    """The checked columns. Each text column is kept dictionary-encoded (its distinct texts once,
+    ``large_string``, and an int64 code per element): sources and references are shared by many
+    rows, so checks and tokenising run on distinct texts only. ``ref_texts`` holds every
+    reference, those of row i at ``ref_offsets[i]:ref_offsets[i+1]``."""
 
     doc_id: pa.Array
     system: pa.Array
-    candidates: pa.Array
-    ref_texts: pa.Array
+    cand_dict: pa.Array
+    cand_codes: np.ndarray
+    ref_dict: pa.Array
+    ref_codes: np.ndarray
     ref_offsets: np.ndarray
-    sources: pa.Array
+    src_dict: pa.Array
+    src_codes: np.ndarray
     multi_reference: bool
 
     def __len__(self) -> int:
-        return len(self.candidates)
+        return len(self.cand_codes)
+
+    @property
+    def candidates(self) -> pa.Array:
+        """The candidate of each row."""
+        return self.cand_dict.take(pa.array(self.cand_codes))
+
+    @property
+    def ref_texts(self) -> pa.Array:
+        """Every reference, row after row."""
+        return self.ref_dict.take(pa.array(self.ref_codes))
+
+    @property
+    def sources(self) -> pa.Array:
+        """The source of each row."""
+        return self.src_dict.take(pa.array(self.src_codes))
 
     @property
     def references(self) -> list[list[str]]:
@@ -115,17 +135,49 @@ def _first_null(arr) -> int:
     return int(pc.index(pc.is_null(arr), True).as_py())
 
 
-def _text(col, name: str, row_of=None) -> pa.Array:
-    """A text column as one Arrow ``large_string`` array; ``binary`` is checked as strict UTF-8
-    (an error names the row: ``row_of`` maps element -> row for flattened lists)."""
-    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+def _distinct(col: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """(distinct values, int64 code per element) by Arrow's dictionary encoding. Rows usually
+    come grouped by document, so a source (or reference) repeats on consecutive rows: when runs
+    of equal consecutive values are at most half the rows, only the first value of each run is
+    hashed (comparing neighbours is a length check and a memcmp, hashing a 2 kB source is not)."""
+    n = len(col)
+    if n > 1:
+        new = np.empty(n, dtype=bool)
+        new[0] = True
+        new[1:] = pc.not_equal(col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+        heads = np.flatnonzero(new)
+        if len(heads) * 2 <= n:
+            first = col.take(pa.array(heads))
+            if isinstance(first, pa.ChunkedArray):
+                first = first.combine_chunks()
+            enc = first.dictionary_encode()
+            head_codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            return enc.dictionary, head_codes[np.cumsum(new) - 1]
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    enc = col.dictionary_encode()
+    return enc.dictionary, enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _text(col, name: str, row_of=None) -> tuple[pa.Array, np.ndarray]:
+    """A text column as (distinct texts as ``large_string``, int64 code per element); ``binary``
+    is checked as strict UTF-8 (an error names the row: ``row_of`` maps element -> row for
+    flattened lists). Encoding first means the cast and the UTF-8 check touch each distinct text
+    once (a source repeated on many rows is one entry). A chunked column is not combined
+    (that would copy every repeated source)."""
+    if isinstance(col, pa.ChunkedArray) and col.num_chunks == 1:
+        col = col.chunk(0)
     if col.null_count:
         i = _first_null(col)
         raise RowError(WHAT, f"null `{name}` at row ", i if row_of is None else int(row_of[i]))
     t = col.type
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+    is_bin = pa.types.is_binary(t) or pa.types.is_large_binary(t)
+    if not is_bin and not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        raise InputError(f"{WHAT}: column `{name}` must hold text (string); it is {t}")
+    values, codes = _distinct(col)
+    if is_bin:
         try:
-            return col.cast(pa.large_string())
+            values = values.cast(pa.large_string())
         except pa.ArrowInvalid:
             for i, b in enumerate(col.to_pylist()):
                 try:
@@ -135,9 +187,7 @@ def _text(col, name: str, row_of=None) -> pa.Array:
                     raise RowError(WHAT, f"`{name}` is not valid UTF-8 at row ", row,
                                    f" ({exc.reason} at byte {exc.start})") from None
             raise
-    if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
-        raise InputError(f"{WHAT}: column `{name}` must hold text (string); it is {t}")
-    return col.cast(pa.large_string())
+    return values.cast(pa.large_string()), codes
 
 
 def _ids(table: pa.Table, name: str) -> pa.Array:
@@ -152,13 +202,16 @@ def _ids(table: pa.Table, name: str) -> pa.Array:
     raise InputError(f"{WHAT}: column `{name}` must be text or integers; it is {arr.type}")
 
 
-def _check_empty(values: pa.Array, name: str, empty: str, row_of=None) -> None:
-    """A blank text (empty or only whitespace) is an error unless ``empty == "score"``."""
+def _check_empty(values: pa.Array, codes: np.ndarray, name: str, empty: str,
+                 row_of=None) -> None:
+    """A blank text (empty or only whitespace) is an error unless ``empty == "score"``; the
+    distinct ``values`` are checked and the first element using a blank one is named."""
     if empty == "score" or len(values) == 0:
         return
     blank = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(values)), 0)
     if pc.any(blank).as_py():
-        i = int(pc.index(blank, True).as_py())
+        bad = blank.to_numpy(zero_copy_only=False)[codes]
+        i = int(np.argmax(bad))
         row = i if row_of is None else int(row_of[i])
         raise RowError(WHAT, f"empty `{name}` at row ", row,
                        " (pass empty='score' to score empty texts as rouge-score does: 0)")
@@ -192,10 +245,11 @@ def check_text_table(table: pa.Table, empty: str = "error") -> TextRows:
                          f"(need {list(COLUMNS)})")
     doc_id = _ids(table, "doc_id")
     system = _ids(table, "system")
-    cands = _text(table["candidate"], "candidate")
-    sources = _text(table["source"], "source")
+    cands, cand_codes = _text(table["candidate"], "candidate")
+    sources, src_codes = _text(table["source"], "source")
     col = table["reference"]
-    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if isinstance(col, pa.ChunkedArray):
+        col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
         if col.null_count:
             raise RowError(WHAT, "null `reference` list at row ", _first_null(col))
@@ -211,15 +265,16 @@ def check_text_table(table: pa.Table, empty: str = "error") -> TextRows:
             i = _first_null(flat)
             raise RowError(WHAT, f"null reference #{i - offsets[row_of[i]]} in `reference` at "
                            "row ", int(row_of[i]))
-        refs = _text(flat, "reference", row_of)
+        refs, ref_codes = _text(flat, "reference", row_of)
         multi = True
     else:
-        refs = _text(col, "reference")
-        offsets = np.arange(len(refs) + 1, dtype=np.int64)
+        refs, ref_codes = _text(col, "reference")
+        offsets = np.arange(len(ref_codes) + 1, dtype=np.int64)
         row_of = None
         multi = False
-    _check_empty(refs, "reference", empty, row_of)
-    _check_empty(cands, "candidate", empty)
-    _check_empty(sources, "source", empty)
+    _check_empty(refs, ref_codes, "reference", empty, row_of)
+    _check_empty(cands, cand_codes, "candidate", empty)
+    _check_empty(sources, src_codes, "source", empty)
     _check_unique(system, doc_id)
-    return TextRows(doc_id, system, cands, refs, offsets, sources, multi)
+    return TextRows(doc_id, system, cands, cand_codes, refs, ref_codes, offsets, sources,
+                    src_codes, multi)

@@ -9,8 +9,11 @@ with rouge-score's formulas, e.g. R-IUB = O*/max(n_r, 1)):
 * ``src``: the best text of length L whose tokens are in the source vocabulary (the random
   model's support). ROUGE-1 and ROUGE-L/Lsum: O* = min(L, M_src) with M_src the reference tokens
   whose type occurs in the source (exact). ROUGE-N, n >= 2: the upper end min(n_c, E_src) of the
-  bracket, E_src the reference n-gram windows with every token in the source (exact when the
-  bracket closes, 91.6 % of SummEval pairs).
+  bracket, E_src the reference n-gram windows with every token in the source. The lower end
+  (:func:`src_lower`: whole in-source segments of the reference, longest first) is attained;
+  where the two differ the exact value needs a longest-trail search (SPEC_text §3, NP-hard in
+  general), so it is not computed: :func:`uefast.text.evaluate` counts those pairs in the table
+  metadata (the bracket closes on 91.6 % of SummEval pairs).
 * ``one``: the range maximum 1 (ignores length).
 
 Multi-reference mean: ROUGE-1 under ``len``/``src`` is exact by greedy on marginal gains (F4):
@@ -27,7 +30,7 @@ import numpy as np
 from uefast.text._expected_kernels import src_count
 from uefast.text.rouge import Variant
 
-__all__ = ["IUB_KINDS", "iub_overlap", "src_windows", "greedy_mean_rouge1"]
+__all__ = ["IUB_KINDS", "iub_overlap", "src_windows", "src_lower", "greedy_mean_rouge1"]
 
 IUB_KINDS = ("len", "src", "one")
 SCORE_CODES = {"precision": 0, "recall": 1, "f1": 2}
@@ -53,6 +56,51 @@ def _src_windows(ids, offs, src_sorted, src_off, p_src, p_ref, n, out):
             else:
                 run = 0
         out[p] = cnt
+
+
+@_pjit
+def _src_lower(ids, offs, src_sorted, src_off, p_src, p_ref, n, length, out):
+    """out[p] = the lower end of the ``src`` bracket for n-grams: the reference's maximal
+    in-source segments packed whole, longest first, into ``length[p]`` tokens, the last one
+    truncated; a segment of k tokens gives max(k - n + 1, 0) reference windows (SPEC_text §3)."""
+    for p in nb.prange(p_ref.size):
+        s = p_src[p]
+        src = src_sorted[src_off[s]:src_off[s + 1]]
+        ref = ids[offs[p_ref[p]]:offs[p_ref[p] + 1]]
+        seg = np.zeros(ref.size + 1, dtype=np.int64)
+        k = 0
+        run = 0
+        for i in range(ref.size):
+            if src_count(src, ref[i]) > 0:
+                run += 1
+            elif run > 0:
+                seg[k] = run
+                k += 1
+                run = 0
+        if run > 0:
+            seg[k] = run
+            k += 1
+        segs = np.sort(seg[:k])[::-1]
+        rem = length[p]
+        low = 0
+        for j in range(k):
+            if rem <= 0:
+                break
+            take = min(segs[j], rem)
+            low += max(take - n + 1, 0)
+            rem -= take
+        out[p] = low
+
+
+def src_lower(tok, sources, p_src, p_ref, n: int, length) -> np.ndarray:
+    """Lower end of the ``src`` bracket of the n-gram overlap per pair (:func:`_src_lower`):
+    attained by a text of ``length`` source tokens, so the exact IUB lies in
+    [src_lower, min(n_c, E_src)]."""
+    out = np.empty(len(p_ref), dtype=np.int64)
+    _src_lower(tok.ids, tok.text_offsets, sources.sorted_ids, sources.offsets,
+               np.ascontiguousarray(p_src, np.int64), np.ascontiguousarray(p_ref, np.int64),
+               np.int64(n), np.ascontiguousarray(length, np.int64), out)
+    return out
 
 
 def src_windows(tok, sources, p_src, p_ref, n: int) -> np.ndarray:

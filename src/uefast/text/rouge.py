@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import numba as nb
 import numpy as np
 import pyarrow as pa
 
@@ -94,6 +95,15 @@ def ngram_keys(tok: Tokenized, n: int, texts: np.ndarray | None = None
     return keys, key_off
 
 
+def _by_ref(ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order, group offsets): pair indices grouped by reference text (stable)."""
+    order = np.argsort(ref, kind="stable")
+    new = np.ones(len(ref), dtype=bool)
+    new[1:] = ref[order[1:]] != ref[order[:-1]]
+    grp_off = np.append(np.flatnonzero(new), len(ref)).astype(np.int64)
+    return order.astype(np.int64), grp_off
+
+
 def count_units(variant: Variant, lengths: np.ndarray) -> np.ndarray:
     """Units the P/R denominators count: n-gram windows max(len-n+1, 0), else tokens."""
     if variant.kind == "N":
@@ -104,17 +114,29 @@ def count_units(variant: Variant, lengths: np.ndarray) -> np.ndarray:
 def overlap_counts(tok: Tokenized, cand: np.ndarray, ref: np.ndarray, variant: Variant,
                    keys: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """int64 per pair: O_n (clipped n-gram overlap), the LCS length, or the Lsum hits of text
-    ``cand[p]`` against text ``ref[p]`` (indices into ``tok``). ``keys`` may pass precomputed
-    :func:`ngram_keys`."""
+    ``cand[p]`` against text ``ref[p]`` (indices into ``tok``). N-grams packable in an int64 and
+    LCS run with the pairs grouped by reference; ``keys`` may pass precomputed
+    :func:`ngram_keys` (then, and for n-grams too long to pack, the sorted-key merge is used)."""
     cand = np.ascontiguousarray(cand, dtype=np.int64)
     ref = np.ascontiguousarray(ref, dtype=np.int64)
     out = np.empty(len(cand), dtype=np.int64)
-    if variant.kind == "N":
+    base = max(len(tok.vocab), 1)
+    packed = variant.kind == "N" and variant.n * np.log2(base + 1) < 62
+    if variant.kind == "L" or (packed and keys is None):
+        order, grp_off = _by_ref(ref)
+        offs = tok.text_offsets
+        chunks = np.int64(min(len(grp_off) - 1, 4 * nb.get_num_threads()))
+        if variant.kind == "N" and variant.n == 1:
+            K.clipped1_by_ref(tok.ids, offs, cand, ref, order, grp_off, np.int64(base), chunks,
+                              out)
+        elif variant.kind == "N":
+            K.clipped_overlap_by_ref(tok.ids, offs, cand, ref, order, grp_off,
+                                     np.int64(variant.n), np.int64(base), out)
+        else:
+            K.lcs_by_ref(tok.ids, offs, cand, ref, order, grp_off, np.int64(base), chunks, out)
+    elif variant.kind == "N":  # n-grams too long to pack in an int64, or keys given
         k, ko = keys if keys is not None else ngram_keys(tok, variant.n)
         K.clipped_overlap(k, ko, k, ko, cand, ref, out)
-    elif variant.kind == "L":
-        offs = tok.text_offsets
-        K.lcs_pairs(tok.ids, offs, tok.ids, offs, cand, ref, out)
     else:
         K.lsum_pairs(tok.ids, tok.tok_offsets, tok.line_offsets,
                      tok.ids, tok.tok_offsets, tok.line_offsets, cand, ref, out)

@@ -6,15 +6,18 @@ rouge-score (``rouge_score/tokenize.py``) does, per text::
     -> (use_stemmer) NLTK PorterStemmer().stem(tok) for tokens longer than 3 characters
     -> drop tokens that do not match ^[a-z0-9]+$
 
-``rougeLsum`` tokenises each newline-separated sentence on its own (``text.split("\\n")``).
+(``six.ensure_str`` between the two steps is the identity on a Python 3 ``str``; the final
+check only drops empty strings, since every piece left is ``[a-z0-9]+`` unless the stemmer
+changed it.) ``rougeLsum`` tokenises each newline-separated sentence on its own (``text.split("\\n")``).
 A newline is itself a separator, so the tokens of the whole text are the concatenation of the
 tokens of its lines: :func:`tokenize` therefore tokenises lines and keeps two levels of offsets
 (tokens per line, lines per text), which serve every ROUGE variant.
 
-The lower-casing is Python's ``str.lower`` (the same Unicode special cases as rouge-score, e.g.
-the Kelvin sign lower-cases to ``k``); ``[^a-z0-9]+ -> " "`` is a byte translation of the UTF-8
-text (every non-ASCII character is bytes >= 0x80); the splits and the mapping of token strings to
-ids run in Arrow (C++), the stemmer once per distinct token.
+The lower-casing and the ``[^a-z0-9]+`` replacement are one byte scan of the UTF-8 text in Numba
+(:mod:`uefast.text._tokenize_kernels`: ASCII lower-casing, every other byte a separator, and the
+only two non-ASCII characters whose ``str.lower()`` is ASCII, U+0130 and U+212A, mapped as Python
+maps them), then one scan interning each token to an id in an open-addressing table; the
+stemmer and the validity check run once per distinct token.
 """
 from __future__ import annotations
 
@@ -31,8 +34,6 @@ from uefast.errors import InputError
 __all__ = ["Tokenized", "Tokenizer", "tokenize", "porter_stemmer"]
 
 _VALID = re.compile(r"^[a-z0-9]+$")
-#: bytes.translate table: a-z, 0-9 and newline kept, every other byte a space
-_KEEP = bytes(c if (97 <= c <= 122 or 48 <= c <= 57 or c == 10) else 32 for c in range(256))
 
 
 def porter_stemmer():
@@ -99,34 +100,62 @@ class Tokenizer:
         return out
 
     def __call__(self, texts: Sequence[str] | pa.Array | pa.ChunkedArray) -> Tokenized:
-        """Tokenise ``texts`` (strings; no nulls) as rouge-score does; see the module docstring."""
-        if isinstance(texts, (pa.Array, pa.ChunkedArray)):
-            texts = texts.to_pylist()
-        # rouge-score: lower(), then [^a-z0-9]+ -> " ". In UTF-8 every non-ASCII character is
-        # bytes >= 0x80, so mapping each byte outside [a-z0-9\n] to a space and splitting on
-        # runs of spaces gives the same tokens (newlines kept for the line split).
-        cleaned = [t.lower().encode("utf-8", "surrogatepass").translate(_KEEP) for t in texts]
-        n = len(cleaned)
-        arr = pa.array(cleaned, type=pa.large_binary()).cast(pa.large_string())
-        lines = pc.split_pattern(arr, "\n")
-        line_counts = pc.list_value_length(lines).to_numpy(zero_copy_only=False)
-        words = pc.ascii_split_whitespace(pc.list_flatten(lines))
-        word_counts = pc.list_value_length(words).to_numpy(zero_copy_only=False)
-        enc = pc.list_flatten(words).dictionary_encode()
-        if isinstance(enc, pa.ChunkedArray):
-            enc = enc.combine_chunks()
-        remap = self._ids_of(enc.dictionary.to_pylist())
-        raw = remap[enc.indices.to_numpy(zero_copy_only=False)] if len(enc) else \
-            np.empty(0, np.int32)
-        keep = raw >= 0
-        ids = np.ascontiguousarray(raw[keep], dtype=np.int32)
-        word_line = np.repeat(np.arange(len(word_counts)), word_counts)
-        per_line = np.bincount(word_line[keep], minlength=len(word_counts))
-        tok_offsets = np.zeros(len(word_counts) + 1, dtype=np.int64)
-        np.cumsum(per_line, out=tok_offsets[1:])
-        line_offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(line_counts, out=line_offsets[1:])
-        return Tokenized(ids, tok_offsets, line_offsets, self.vocab)
+        """Tokenise ``texts`` (strings, or an Arrow string/binary array holding UTF-8; no nulls)
+        as rouge-score does; see the module docstring."""
+        from uefast.text import _tokenize_kernels as TK
+
+        offsets, data = _utf8_buffers(texts)
+        n = len(offsets) - 1
+        # at most (B + 1) // 2 tokens in B bytes: pages past the real count are never touched
+        ids = np.empty(int(offsets[-1] - offsets[0] + n) // 2 + 1, dtype=np.int32)
+        n_ids, line_start, line_tok, pool, pool_off, tok_bytes, n_types = TK.intern_tokens(
+            data, offsets, TK.LUT, ids)
+        ids = ids[:n_ids]
+        raw = np.empty(int(tok_bytes[:n_types].sum()), dtype=np.uint8)
+        raw_off = np.empty(n_types + 1, dtype=np.int64)
+        TK.type_bytes(pool, pool_off, tok_bytes, n_types, raw, raw_off)
+        types = pa.LargeStringArray.from_buffers(n_types, pa.py_buffer(raw_off), pa.py_buffer(raw))
+        remap = self._ids_of(types.to_pylist())
+        if not np.array_equal(remap, np.arange(n_types)):  # identity for a fresh vocabulary
+            ids = remap[ids]
+        tok_offsets = line_tok
+        if (remap < 0).any():  # a stem that is not [a-z0-9]+: dropped, as rouge-score does
+            keep = ids >= 0
+            kept = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum(keep, out=kept[1:])
+            tok_offsets = kept[line_tok]
+            ids = ids[keep]
+        return Tokenized(np.ascontiguousarray(ids, dtype=np.int32), tok_offsets, line_start,
+                         self.vocab)
+
+
+def _utf8_buffers(texts) -> tuple[np.ndarray, np.ndarray]:
+    """(value offsets, UTF-8 bytes) of ``texts``: an Arrow string/binary array read in place, or
+    Python strings encoded (``surrogatepass``: a lone surrogate is a separator, as in
+    rouge-score, where it is not ``[a-z0-9]``)."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    if not isinstance(texts, pa.Array):
+        texts = pa.array([t.encode("utf-8", "surrogatepass") for t in texts],
+                         type=pa.large_binary())
+    t = texts.type
+    if pa.types.is_string(t) or pa.types.is_binary(t):
+        width = np.int32
+    elif pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        width = np.int64
+    else:
+        raise InputError(f"texts to tokenise must be strings; got Arrow type {t}")
+    if texts.null_count:
+        raise InputError(f"texts to tokenise contain a null at position "
+                         f"{int(pc.index(pc.is_null(texts), True).as_py())}")
+    n = len(texts)
+    bufs = texts.buffers()
+    if n == 0 or bufs[1] is None:
+        return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.uint8)
+    offsets = np.frombuffer(bufs[1], dtype=width)[texts.offset:texts.offset + n + 1]
+    data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None
+            else np.zeros(0, dtype=np.uint8))
+    return offsets, data
 
 
 def tokenize(texts: Sequence[str], stem: bool = False) -> Tokenized:
