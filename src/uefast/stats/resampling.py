@@ -17,8 +17,8 @@ from uefast.stats._rng import DOMAIN_BOOTSTRAP, DOMAIN_RANDOMIZATION, DOMAIN_TUK
 from uefast.stats.parametric import (REL_TOL, describe_differences, pow2_scale, studentized,
                                      zero_tolerance)
 
-__all__ = ["bootstrap_pairs", "randomization_pairs", "tukey_null", "tukey_observed", "tukey_scale",
-           "tie_tolerance", "MAX_EXACT_TOPICS", "DEFAULT_EXACT_TOPICS"]
+__all__ = ["bootstrap_pairs", "randomization_pairs", "tukey_null", "tukey_null_counts",
+           "tukey_observed", "tukey_scale", "tie_tolerance", "MAX_EXACT_TOPICS", "DEFAULT_EXACT_TOPICS"]
 
 DEFAULT_EXACT_TOPICS = 20  # exact enumeration by default up to 2**20 sign vectors (SPEC §6.4)
 MAX_EXACT_TOPICS = 30
@@ -204,3 +204,30 @@ def tukey_null(x, *, n_resamples, seed, batch_size=None):
     for b0, length in _chunks(n_resamples, batch_size, 1):
         K.tukey_ranges(x, perms, np.uint64(seed), DOMAIN_TUKEY, b0, q[b0:b0 + length])
     return q
+
+
+def tukey_null_counts(x, thresholds, *, n_resamples, seed, batch_size=None, backend="cpu"):
+    """The null sample of :func:`tukey_null` and its exceedance counts
+    ``count_t = #{b : q*_b >= thresholds[t]}``; returns ``(q, counts, backend)``.
+
+    ``backend="cpu"``: :func:`tukey_null`, counted by binary search in the sorted sample.
+    ``"cuda"``: one GPU thread per resample with the same counter-based draws
+    (:func:`uefast.gpu.tukey.tukey_ranges_cuda`), the counts made on the device; the sample is
+    bit-identical to the CPU's, so are the counts. ``"auto"``: the GPU only where a device is
+    usable and the work is large (:func:`uefast.gpu.tukey.resolve_backend`); the backend used is
+    returned. ``batch_size`` applies to the CPU only (results never depend on it).
+    """
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    thresholds = np.asarray(thresholds, dtype=np.float64)
+    if backend != "cpu":
+        from uefast.gpu.tukey import resolve_backend, tukey_ranges_cuda
+
+        backend = resolve_backend(backend, n_resamples * x.shape[0] * x.shape[1])
+        if backend == "cuda":
+            q = np.empty(n_resamples)
+            counts = tukey_ranges_cuda(x, _permutation_table(x.shape[1]), np.uint64(seed),
+                                       DOMAIN_TUKEY, 0, q, thresholds)
+            return q, counts, backend
+    q = tukey_null(x, n_resamples=n_resamples, seed=seed, batch_size=batch_size)
+    counts = n_resamples - np.searchsorted(np.sort(q), thresholds, side="left")
+    return q, counts.astype(np.int64), "cpu"
