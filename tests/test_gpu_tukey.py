@@ -144,3 +144,23 @@ def test_kernel_in_cuda_simulator():
         assert v["q_equal"] and v["counts_equal"] and v["table_equal"], (shape, v)
         assert v["backend"] == "cuda" and v["pvalues"][0] == 1.0, (shape, v)
     assert min(min(v["pvalues"]) for v in out.values()) < 0.1
+
+
+@pytest.mark.parametrize("method", ["bootstrap", "randomization"])
+def test_all_pairs_other_resampling_tests_on_the_gpu(monkeypatch, method):
+    """``all_pairs(..., backend="cuda")`` runs the bootstrap and randomisation resamples through
+    :mod:`uefast.gpu.resample` (emulated here) with the CPU's p-values."""
+    import uefast.gpu.resample as GR
+
+    x = _matrix(40, 4, 8)
+    cpu = S.all_pairs(x, method, n_resamples=400, seed=6, exact=False)
+    monkeypatch.setenv(gpu_ranking.EMULATE_ENV, "1")
+    calls = []
+    name = "bootstrap_sums_cuda" if method == "bootstrap" else "signflip_sums_cuda"
+    real = getattr(GR, name)
+    monkeypatch.setattr(GR, name, lambda *a, **k: calls.append(1) or real(*a, **k))
+    gpu = S.all_pairs(x, method, n_resamples=400, seed=6, exact=False, backend="cuda")
+    assert calls
+    assert gpu["pvalue"].equals(cpu["pvalue"])
+    with pytest.raises(InputError, match="backend"):
+        S.all_pairs(x, "t", backend="tpu")

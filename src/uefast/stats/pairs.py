@@ -198,9 +198,15 @@ def all_pairs(matrix, method="t", *, measure=None, column="value", missing="inte
     ``correction`` ("none", "bonferroni", "holm", "bh"; see :func:`adjust_pvalues`) fills
     ``pvalue_adjusted``; ``significant = pvalue_adjusted < alpha``. Intervals: bootstrap
     percentile (bootstrap), simultaneous Tukey (tukey_hsd), Student t otherwise.
+
+    ``backend`` ("cpu", "cuda", "auto") runs the resamples of the bootstrap, randomisation and
+    Tukey HSD tests on the CPU or an NVIDIA GPU (:mod:`uefast.gpu.resample`,
+    :mod:`uefast.gpu.tukey`) with the same counter-based draws: the same p-values on the same
+    seed. It is validated for every method and unused by the others.
     """
     method, alternative, correction, alpha, level, missing, epsilon = _all_pairs_iv(
         method, alternative, correction, alpha, confidence_level, missing, epsilon, exact)
+    backend = check_choice("backend", backend, ("cpu", "cuda", "auto"))
     if method == "tukey_hsd":
         if alternative != "two-sided":
             raise InputError(f"`alternative` must be 'two-sided' for tukey_hsd; got {alternative!r}")
@@ -224,14 +230,15 @@ def all_pairs(matrix, method="t", *, measure=None, column="value", missing="inte
         if method == "bootstrap":
             stat, counts, bm = R.bootstrap_pairs(x, pairs, n_resamples=b, seed=seed,
                                                  alternative=alternative, keep_means=True,
-                                                 batch_size=batch_size)
+                                                 batch_size=batch_size, backend=backend)
             pv = (counts + 1) / (b + 1) if plus_one else counts / b
             ci = [percentile_interval(bm[:, p], level, alternative) for p in range(len(pairs))]
             settings["ci_method"] = "bootstrap-percentile"
         else:
             pv, _, _ = R.randomization_pairs(x, pairs, n_resamples=b, seed=seed,
                                              alternative=alternative, exact=exact,
-                                             plus_one=plus_one, batch_size=batch_size)
+                                             plus_one=plus_one, batch_size=batch_size,
+                                             backend=backend)
             stat = [mean for mean, _, _ in moments]
             ci, settings["ci_method"], settings["exact"] = ci_t, "t", exact
             if exact:  # all 2^n sign vectors: no resamples, no seed (as paired_test reports)

@@ -62,8 +62,22 @@ def _column_means(x: np.ndarray) -> np.ndarray:
     return np.array([K.compensated_sum(np.ascontiguousarray(col)) / x.shape[0] for col in x.T])
 
 
+def _sums_kernel(backend, work, name):
+    """The resample-sums kernel ``name`` ("bootstrap_sums" / "signflip_sums") of the backend
+    ``backend`` resolves to for ``work`` cell visits, and that backend's name."""
+    if backend != "cpu":
+        from uefast.gpu.tukey import resolve_backend
+
+        backend = resolve_backend(backend, work)
+        if backend == "cuda":
+            from uefast.gpu import resample
+
+            return getattr(resample, name + "_cuda"), "cuda"
+    return getattr(K, name), "cpu"
+
+
 def bootstrap_pairs(x, pairs, *, n_resamples, seed, alternative, keep_means, batch_size=None,
-                    keep_t=False):
+                    keep_t=False, backend="cpu"):
     """Sakai's studentised, shifted paired bootstrap test for each column pair (SPEC §6.5).
 
     Algorithm: with ``w = z - z̄`` per pair, ``ASL = #{|t(w*_b)| >= |t(z)| - γ} / B``. One set of
@@ -75,6 +89,9 @@ def bootstrap_pairs(x, pairs, *, n_resamples, seed, alternative, keep_means, bat
 
     Returns ``(t_obs, counts, boot_means)``; ``boot_means`` (``B x P``, resampled ``mean(z*)``)
     only when ``keep_means``. With ``keep_t`` a fourth item: the ``B x P`` array of ``t(w*_b)``.
+    ``backend="cuda"`` (or ``"auto"``, see :func:`uefast.gpu.tukey.resolve_backend`) forms the
+    resampled sums on the GPU (:func:`uefast.gpu.resample.bootstrap_sums_cuda`): the same
+    draws, so the same p-values.
     """
     n, m = x.shape
     n_pairs = len(pairs)
@@ -104,9 +121,10 @@ def bootstrap_pairs(x, pairs, *, n_resamples, seed, alternative, keep_means, bat
     t_all = np.empty((n_resamples, n_pairs)) if keep_t else None
     ii = np.array([i for i, _ in pairs], dtype=np.int64)
     jj = np.array([j for _, j in pairs], dtype=np.int64)
+    sums, _ = _sums_kernel(backend, n_resamples * n * n_cols, "bootstrap_sums")
     for b0, length in _chunks(n_resamples, batch_size, n_cols):
         out = np.empty((_pad4(length), n_cols))
-        K.bootstrap_sums(vt, np.uint64(seed), DOMAIN_BOOTSTRAP, b0, out, proto)
+        sums(vt, np.uint64(seed), DOMAIN_BOOTSTRAP, b0, out, proto)
         out = out[:length]
         s1 = out[:, ii] - out[:, jj]
         s2 = out[:, m:m + n_pairs]
@@ -132,7 +150,7 @@ def bootstrap_pairs(x, pairs, *, n_resamples, seed, alternative, keep_means, bat
 
 
 def randomization_pairs(x, pairs, *, n_resamples, seed, alternative, exact, plus_one,
-                        batch_size=None):
+                        batch_size=None, backend="cpu"):
     """Paired randomisation (sign-flip) test for each column pair (SPEC §6.4).
 
     Statistic ``Σ z = n · mean(x - y)``; under H0 each topic's labels are exchangeable, i.e. each
@@ -141,6 +159,8 @@ def randomization_pairs(x, pairs, *, n_resamples, seed, alternative, exact, plus
     is linear, ``Σ s_k z_k = Σ s_k x_ik - Σ s_k x_jk``, so each resample only needs the ``m``
     sign-weighted column sums. ``p = (count + 1)/(B + 1)`` (Phipson & Smyth 2010) or
     ``count / B`` when ``plus_one`` is False. Returns ``(pvalues, count, denominator)``.
+    ``backend``: as in :func:`bootstrap_pairs` (Monte Carlo only; the exact enumeration runs on
+    the CPU).
     """
     n, m = x.shape
     n_pairs = len(pairs)
@@ -160,9 +180,10 @@ def randomization_pairs(x, pairs, *, n_resamples, seed, alternative, exact, plus
     obs = obs_cols[ii] - obs_cols[jj]
     abs_cols = np.abs(x).sum(axis=0)
     scale = abs_cols[ii] + abs_cols[jj]  # bounds the rounding of Σ s·x_i - Σ s·x_j
+    sums, _ = _sums_kernel(backend, n_resamples * n * n_cols, "signflip_sums")
     for b0, length in _chunks(n_resamples, batch_size, max(n_cols, n_pairs)):
         out = np.empty((_pad4(length), n_cols))
-        K.signflip_sums(vt, np.uint64(seed), DOMAIN_RANDOMIZATION, b0, out)
+        sums(vt, np.uint64(seed), DOMAIN_RANDOMIZATION, b0, out)
         stat = out[:length, ii] - out[:length, jj]
         for p in range(n_pairs):
             counts[p] += _count_extreme(stat[:, p], obs[p], alternative, float(scale[p]))
