@@ -4,11 +4,13 @@ kernel's bit for bit, whether the device exceedance counts equal the CPU's, and 
 ``tukey_hsd(..., backend="cuda")`` gives the CPU table's statistic, p-values and interval exactly.
 Used by ``tests/test_gpu_tukey.py`` in a subprocess (the ``@njit`` random-stream routines run as
 their Python source, ``.py_func``, which the simulator can call). 8 threads a block and 16
-resamples a launch, so a run spans several blocks, a partial block and several launches."""
+resamples a launch, so a run spans several blocks, a partial block and several launches. Then the
+Tukey phase of ``benchmarks/gpu_phases.py`` runs once (its simulator timings mean nothing)."""
 import json
 import os
 import sys
 import warnings
+from pathlib import Path
 
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 os.environ.pop("UEFAST_CUDA_EMULATE", None)
@@ -67,4 +69,9 @@ for m, n, x, q_cpu, thr, table in cases:
         "table_equal": all(gpu[c].equals(table[c]) for c in COLS),
         "backend": meta["backend"],
         "pvalues": gpu["pvalue"].to_pylist()}
+# the device check script's Tukey phase (benchmarks/gpu_phases.py) runs: timings meaningless
+sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+import gpu_phases  # noqa: E402
+
+res["phase"] = {k: v for k, v in gpu_phases.tukey_phase(cuda, 3, 9, 1)}
 print(json.dumps(res))

@@ -130,7 +130,8 @@ def test_kernel_in_cuda_simulator():
     """The kernel as written (one thread per resample, local/global scratch, atomic counts,
     8 threads a block, several launches) in numba's CUDA simulator, m = 2..6 and 9 systems,
     odd and even topic counts: null sample bit-identical to the CPU's, device counts equal,
-    ``tukey_hsd(backend="cuda")`` table equal (~3 s)."""
+    ``tukey_hsd(backend="cuda")`` table equal; the device check script's Tukey phase runs and
+    finds the GPU's null sample and p-values equal to the CPU's (~5 s)."""
     env = {k: v for k, v in os.environ.items() if k != gpu_ranking.EMULATE_ENV}
     script = Path(__file__).with_name("cuda_simulator_tukey.py")
     res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
@@ -139,6 +140,10 @@ def test_kernel_in_cuda_simulator():
         pytest.skip(res.stderr.strip())
     assert res.returncode == 0, res.stderr[-3000:]
     out = json.loads(res.stdout.strip().splitlines()[-1])
+    phase = out.pop("phase")  # benchmarks/gpu_phases.py's Tukey phase ran; it found equality
+    assert len(phase) == 8 and [k for k, v in phase.items() if v is True] == [
+        k for k in phase if k.endswith("identical")] and len(phase) - 2 == sum(
+        isinstance(v, float) for v in phase.values())
     assert set(out) == {"2x7", "3x8", "4x9", "5x5", "6x11", "9x4"}
     for shape, v in out.items():
         assert v["q_equal"] and v["counts_equal"] and v["table_equal"], (shape, v)
