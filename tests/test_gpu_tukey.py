@@ -169,3 +169,25 @@ def test_all_pairs_other_resampling_tests_on_the_gpu(monkeypatch, method):
     assert gpu["pvalue"].equals(cpu["pvalue"])
     with pytest.raises(InputError, match="backend"):
         S.all_pairs(x, "t", backend="tpu")
+
+
+def test_cli_compare_backend(tmp_path, capsys, monkeypatch):
+    """``uefast compare --method tukey_hsd --backend cuda`` prints the CPU's rows (emulated)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from uefast.cli import main
+
+    x = _matrix(12, 3, 2)
+    rows = [(f"q{k}", f"s{j}", float(x[k, j])) for k in range(12) for j in range(3)]
+    path = tmp_path / "per_query.parquet"
+    pq.write_table(pa.table({"qid": [r[0] for r in rows], "system": [r[1] for r in rows],
+                             "measure": ["AP"] * len(rows), "value": [r[2] for r in rows]}), path)
+    out = {}
+    for backend in ("cpu", "cuda"):
+        if backend == "cuda":
+            monkeypatch.setenv(gpu_ranking.EMULATE_ENV, "1")
+        assert main(["compare", str(path), "--method", "tukey_hsd", "--n-resamples", "300",
+                     "--format", "jsonl", "--backend", backend]) == 0
+        out[backend] = [json.loads(r) for r in capsys.readouterr().out.splitlines()]
+    assert out["cpu"] == out["cuda"] and len(out["cpu"]) == 3
