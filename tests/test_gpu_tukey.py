@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import uefast.gpu.ranking as gpu_ranking
 import uefast.gpu.tukey as T
@@ -191,3 +193,20 @@ def test_cli_compare_backend(tmp_path, capsys, monkeypatch):
                      "--format", "jsonl", "--backend", backend]) == 0
         out[backend] = [json.loads(r) for r in capsys.readouterr().out.splitlines()]
     assert out["cpu"] == out["cuda"] and len(out["cpu"]) == 3
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(2, 10), n=st.integers(1, 40), rows=st.integers(1, 20),
+       b0=st.integers(0, 2**40), seed=st.integers(0, 2**64 - 1), data=st.data())
+def test_null_sample_property(m, n, rows, b0, seed, data):
+    """Any shape, seed and first resample: the emulated GPU steps give the CPU's null sample bit
+    for bit (values drawn with ties and large/small magnitudes), and counts against thresholds
+    taken from the sample itself."""
+    vals = st.sampled_from([0.0, 1.0, -1.0, 0.5, 1e-9, 1e6, 0.1, 0.3])
+    x = np.array(data.draw(st.lists(vals, min_size=n * m, max_size=n * m))).reshape(n, m)
+    cpu = _cpu(x, seed, b0, rows)
+    q = np.empty(rows)
+    counts = T.tukey_ranges_cuda(x, R._permutation_table(m), np.uint64(seed), DOMAIN_TUKEY, b0,
+                                 q, cpu, emulate=True)
+    assert np.array_equal(q, cpu)
+    assert counts.tolist() == [int(np.count_nonzero(cpu >= t)) for t in cpu]

@@ -18,7 +18,8 @@ from uefast.stats.parametric import (REL_TOL, describe_differences, pow2_scale, 
                                      zero_tolerance)
 
 __all__ = ["bootstrap_pairs", "randomization_pairs", "tukey_null", "tukey_null_counts",
-           "tukey_observed", "tukey_scale", "tie_tolerance", "MAX_EXACT_TOPICS", "DEFAULT_EXACT_TOPICS"]
+           "tukey_observed", "tukey_scale", "tie_tolerance", "MAX_EXACT_TOPICS",
+           "DEFAULT_EXACT_TOPICS"]
 
 DEFAULT_EXACT_TOPICS = 20  # exact enumeration by default up to 2**20 sign vectors (SPEC §6.4)
 MAX_EXACT_TOPICS = 30
