@@ -51,11 +51,11 @@ def _cpu(x, seed, b0, rows, domain=DOMAIN_TUKEY):
     return q
 
 
-@pytest.mark.parametrize("m", [2, 3, 4, 5, 6, 9])
+@pytest.mark.parametrize("m", [2, 3, 4, 5, 6, 7, 8, 9])
 @pytest.mark.parametrize("n", [1, 7, 50, 131])
 def test_null_sample_bit_identical(emulate, m, n):
     """q*_b for b = 3 .. 3 + 40 and the counts of q* >= each threshold, both exactly the CPU's
-    (m <= 8: permutation-table draws; m = 9: Fisher-Yates)."""
+    (m <= 8: permutation-table draws, every unrolled accumulator; m = 9: Fisher-Yates)."""
     x = _matrix(n, m, 100 * m + n)
     cpu = _cpu(x, 77, 3, 41)
     thr = np.array([-1.0, 0.0, *np.quantile(cpu, [0.1, 0.5, 0.9]), cpu.max(), np.inf])

@@ -19,8 +19,8 @@ the statistic and the p-values, are identical to the CPU's (tested).
 Kernel layout: one thread per resample (the work of a resample is a sequential scan of the
 topics, the same for every thread; the topic row ``x[k]`` is read by all threads of a warp at
 once, a broadcast). The accumulators and, for ``m > 8``, the permutation live in per-thread
-columns of global scratch ``(m, rows)`` (coalesced across a warp); ``m <= 8`` keeps them in a
-local array. The same kernel counts exceedances: ``counts[p] += [out[r] >= thr[p]]``
+columns of global scratch ``(m, rows)`` (coalesced across a warp) for ``m > 8``; ``m <= 8``
+keeps eight scalar accumulators (registers) and hashes one 64-bit word per two topics. The same kernel counts exceedances: ``counts[p] += [out[r] >= thr[p]]``
 (integer atomics, exact), which is ``#{q*_b >= |S_i - S_j| - gamma}`` of :func:`uefast.stats
 .tukey_hsd` when ``thr`` holds its thresholds. ``UEFAST_CUDA_EMULATE=1`` runs the same per-thread
 steps on the CPU.
@@ -34,7 +34,7 @@ import numpy as np
 
 from uefast.errors import InputError
 from uefast.stats._kernels import _draw32
-from uefast.stats._rng import below, resample_key, stream_base
+from uefast.stats._rng import below, resample_key, stream_base, word
 
 __all__ = ["THREADS", "LAUNCH_ROWS", "AUTO_MIN_WORK", "tukey_ranges_cuda", "tukey_row_sums",
            "resolve_backend"]
@@ -46,38 +46,80 @@ LAUNCH_ROWS = 1 << 16
 #: ``backend="auto"`` picks the GPU from this many cell visits (resamples x topics x systems).
 #: NOT MEASURED: a placeholder until ``benchmarks/gpu_phases.py`` has run on GPU hardware.
 AUTO_MIN_WORK = 2_000_000_000
-_SMALL = 8  # systems held in a local array (and packed one byte each in the permutation table)
 
 _jit = nb.njit(cache=True, nogil=True)
 
 
 @_jit
-def tukey_row_sums(x, perms, key, acc, p, r):
-    """``acc[j, r] = sum_k x[k, p_k[j]]`` for the row permutations of stream ``key`` (see the
-    module docstring); ``p[:, r]`` is scratch for ``m > 8``. Returns ``max_j - min_j`` of them."""
+def _small_range(x, perms, key):
+    """``max_j S_j - min_j S_j`` for ``m <= 8``: one draw on ``[0, m!)`` per topic, taken two at
+    a time from each 64-bit word (low half first, as ``draw32``: one hash per two topics), and
+    eight scalar accumulators (registers; the CPU's ``_permuted_sums_small`` has the same)."""
     n, m = x.shape
-    n_perm = perms.shape[0]
+    nn = np.uint64(perms.shape[0])
+    b = np.uint64(255)
+    low = np.uint64(0xFFFFFFFF)
+    w = np.uint64(0)
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+    for k in range(n):
+        if k % 2 == 0:
+            w = word(key, k // 2)
+            c = perms[below(w & low, nn, key, k)]
+        else:
+            c = perms[below(w >> np.uint64(32), nn, key, k)]
+        a0 += x[k, c & b]
+        a1 += x[k, (c >> np.uint64(8)) & b]
+        if m > 2:
+            a2 += x[k, (c >> np.uint64(16)) & b]
+        if m > 3:
+            a3 += x[k, (c >> np.uint64(24)) & b]
+        if m > 4:
+            a4 += x[k, (c >> np.uint64(32)) & b]
+        if m > 5:
+            a5 += x[k, (c >> np.uint64(40)) & b]
+        if m > 6:
+            a6 += x[k, (c >> np.uint64(48)) & b]
+        if m > 7:
+            a7 += x[k, (c >> np.uint64(56)) & b]
+    hi = max(a0, a1)
+    lo = min(a0, a1)
+    if m > 2:
+        hi, lo = max(hi, a2), min(lo, a2)
+    if m > 3:
+        hi, lo = max(hi, a3), min(lo, a3)
+    if m > 4:
+        hi, lo = max(hi, a4), min(lo, a4)
+    if m > 5:
+        hi, lo = max(hi, a5), min(lo, a5)
+    if m > 6:
+        hi, lo = max(hi, a6), min(lo, a6)
+    if m > 7:
+        hi, lo = max(hi, a7), min(lo, a7)
+    return hi - lo
+
+
+@_jit
+def tukey_row_sums(x, perms, key, acc, p, r):
+    """``q*`` of the stream ``key`` (see the module docstring): :func:`_small_range` when the
+    permutation table ``perms`` is given (``m <= 8``), else a Fisher-Yates shuffle per topic with
+    ``acc[:, r]`` (sums) and ``p[:, r]`` (the permutation) as scratch. Returns ``max_j - min_j``
+    of the permuted column sums."""
+    n, m = x.shape
+    if perms.shape[0] > 0:
+        return _small_range(x, perms, key)
     for j in range(m):
         acc[j, r] = 0.0
-    if n_perm > 0:
-        nn = np.uint64(n_perm)
-        b = np.uint64(255)
-        for k in range(n):
-            c = perms[below(_draw32(key, k), nn, key, k)]
-            for j in range(m):
-                acc[j, r] += x[k, (c >> np.uint64(8 * j)) & b]
-    else:
-        for k in range(n):
-            for j in range(m):
-                p[j, r] = j
-            for i in range(m - 1, 0, -1):
-                d = k * (m - 1) + (m - 1 - i)
-                v = below(_draw32(key, d), np.uint64(i + 1), key, d)
-                t = p[i, r]
-                p[i, r] = p[v, r]
-                p[v, r] = t
-            for j in range(m):
-                acc[j, r] += x[k, p[j, r]]
+    for k in range(n):
+        for j in range(m):
+            p[j, r] = j
+        for i in range(m - 1, 0, -1):
+            d = k * (m - 1) + (m - 1 - i)
+            v = below(_draw32(key, d), np.uint64(i + 1), key, d)
+            t = p[i, r]
+            p[i, r] = p[v, r]
+            p[v, r] = t
+        for j in range(m):
+            acc[j, r] += x[k, p[j, r]]
     hi = acc[0, r]
     lo = acc[0, r]
     for j in range(1, m):
@@ -102,12 +144,7 @@ def _tukey_kernel(x, perms, base, b0, rows, thr, acc, p, out, counts):
     r = cuda.grid(1)
     if r >= rows:
         return
-    key = resample_key(base, b0 + r)
-    if x.shape[1] <= _SMALL:
-        loc = cuda.local.array((_SMALL, 1), nb.float64)
-        q = tukey_row_sums(x, perms, key, loc, p, 0)
-    else:
-        q = tukey_row_sums(x, perms, key, acc, p, r)
+    q = tukey_row_sums(x, perms, resample_key(base, b0 + r), acc, p, r)
     out[r] = q
     for t in range(thr.shape[0]):
         if q >= thr[t]:
@@ -151,9 +188,9 @@ def tukey_ranges_cuda(x, perms, seed, domain, b0, out, thresholds=None,
     counts = np.zeros(thr.shape[0], np.int64)
     width = m if perms.shape[0] == 0 else 1  # scratch only where m > 8
     if emulate:
-        acc = np.empty((m, max(total, 1)))
-        _emulated(x, perms, base, np.int64(b0), total, thr, acc,
-                  np.empty((width, max(total, 1)), np.int64), out, counts)
+        cols = max(total, 1) if width > 1 else 1
+        _emulated(x, perms, base, np.int64(b0), total, thr, np.empty((width, cols)),
+                  np.empty((width, cols), np.int64), out, counts)
         return counts if thresholds is not None else None
     from numba import cuda as _cuda
 
@@ -161,8 +198,9 @@ def tukey_ranges_cuda(x, perms, seed, domain, b0, out, thresholds=None,
     d_x, d_perms, d_thr = _cuda.to_device(x), _cuda.to_device(perms), _cuda.to_device(thr)
     d_counts = _cuda.to_device(counts)
     step = min(LAUNCH_ROWS, max(total, 1))
-    d_acc = _cuda.device_array((m if width > 1 else 1, step), np.float64)
-    d_p = _cuda.device_array((width, step), np.int64)
+    cols = step if width > 1 else 1
+    d_acc = _cuda.device_array((width, cols), np.float64)
+    d_p = _cuda.device_array((width, cols), np.int64)
     d_out = _cuda.device_array(step, np.float64)
     for s0 in range(0, total, step):
         rows = min(step, total - s0)
