@@ -181,7 +181,8 @@ def tukey_ranges_cuda(x, perms, seed, domain, b0, out, thresholds=None,
     emulate = _emulating() if emulate is None else emulate
     x = np.ascontiguousarray(x, np.float64)
     perms = np.ascontiguousarray(perms, np.uint64)
-    thr = np.ascontiguousarray(np.empty(0) if thresholds is None else thresholds, np.float64)
+    # no thresholds: one that no finite q* reaches (no zero-size device array), its count unused
+    thr = np.ascontiguousarray([np.inf] if thresholds is None else thresholds, np.float64)
     m = x.shape[1]
     base = np.uint64(stream_base(np.uint64(seed), domain))  # uint64: int64 + uint64 is float64
     total = out.shape[0]
