@@ -19,7 +19,11 @@ Prints the device name, driver and library versions, then for 1 system and 8 sys
   (CPU vs GPU), the systems one counting call each vs pipelined (system s+1's copy on one stream
   while system s's kernel runs on another), and ``evaluate`` from a host Arrow table vs
   ``evaluate_device`` on columns already in GPU memory (with the CPU engine beside them);
-* GPU resampling: paired bootstrap sums for 28 pairs on the same topics, CPU kernel vs GPU.
+* GPU resampling: paired bootstrap sums for 28 pairs on the same topics, CPU kernel vs GPU;
+  the randomised Tukey HSD null (``--tukey-resamples``, default B = 10,000, 8 systems x the
+  table's topics): CPU kernel (wall and process CPU time) vs the GPU kernel alone (CUDA events,
+  inputs resident) and with its transfers, ``tukey_hsd`` end to end on both backends, and
+  whether the GPU's null sample and p-values equal the CPU's bit for bit.
 
 Exits with status 2 and one line naming the reason where no usable NVIDIA GPU exists. Meant to
 finish within 5 minutes on an H100-class machine (most of it numba-cuda's first compilation of
@@ -272,6 +276,56 @@ def resampling(cuda, n_topics: int, n_resamples: int, rounds: int) -> dict[str, 
                 lambda: bootstrap_sums_cuda(vt, np.uint64(1), 1, 0, out, emulate=False), rounds)}
 
 
+def tukey_phase(cuda, n_topics: int, n_resamples: int, rounds: int) -> list[tuple[str, object]]:
+    """Randomised Tukey HSD, 8 systems x ``n_topics``, ``n_resamples`` resamples: CPU vs GPU."""
+    import uefast.gpu.tukey as T
+    from uefast.stats import _kernels as K
+    from uefast.stats import resampling as R
+    from uefast.stats import tukey_hsd
+
+    rng = np.random.default_rng(1)
+    x = rng.beta(2.0, 5.0, size=(n_topics, 8)) + np.linspace(0.0, 0.01, 8)  # nDCG-like scores
+    perms = R._permutation_table(8)
+    q_cpu, q_gpu = np.empty(n_resamples), np.empty(n_resamples)
+    seed = np.uint64(7)
+
+    def cpu():
+        K.tukey_ranges(x, perms, seed, 3, 0, q_cpu)
+
+    cpu()  # compile / warm up
+    c0 = time.process_time()
+    wall = best(cpu, rounds)
+    cpu_s = (time.process_time() - c0) / rounds
+    T.tukey_ranges_cuda(x, perms, seed, 3, 0, q_gpu, emulate=False)  # compile / warm up
+    kernel = T._kernels()
+    d_x, d_perms, d_thr = cuda.to_device(x), cuda.to_device(perms), cuda.to_device(np.zeros(28))
+    d_counts = cuda.to_device(np.zeros(28, np.int64))
+    d_acc, d_p = cuda.device_array((1, 1)), cuda.device_array((1, 1), np.int64)
+    d_out = cuda.device_array(n_resamples)
+    base = np.uint64(T.stream_base(seed, 3))
+    grid = -(-n_resamples // T.THREADS)
+    launch = lambda: kernel[grid, T.THREADS](d_x, d_perms, base, np.int64(0),  # noqa: E731
+                                              n_resamples, d_thr, d_acc, d_p, d_out, d_counts)
+    launch()
+    ev = min(event_time(cuda, launch) for _ in range(rounds))
+    ev_all = min(event_time(cuda, lambda: T.tukey_ranges_cuda(x, perms, seed, 3, 0, q_gpu,
+                                                               np.zeros(28), emulate=False))
+                 for _ in range(rounds))
+    hsd = {b: (lambda b=b: tukey_hsd(x, n_resamples=n_resamples, seed=7, backend=b))
+           for b in ("cpu", "cuda")}
+    tabs = {b: f() for b, f in hsd.items()}
+    ends = {b: best(f, rounds) for b, f in hsd.items()}
+    same_p = tabs["cpu"]["pvalue"].equals(tabs["cuda"]["pvalue"])
+    tag = f"tukey B={n_resamples:,} x 8 systems x {n_topics:,} topics"
+    return [(f"{tag}, CPU kernel (wall)", wall), (f"{tag}, CPU kernel (process CPU)", cpu_s),
+            (f"{tag}, GPU kernel (events, inputs resident)", ev),
+            (f"{tag}, GPU incl. H2D x + D2H q* (events)", ev_all),
+            (f"{tag}, tukey_hsd end to end, CPU", ends["cpu"]),
+            (f"{tag}, tukey_hsd end to end, GPU", ends["cuda"]),
+            (f"{tag}, null sample identical", bool(np.array_equal(q_cpu, q_gpu))),
+            (f"{tag}, p-values identical", bool(same_p))]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true",
@@ -280,6 +334,8 @@ def main(argv=None) -> int:
                     help="queries of the table (default 31,531; --small: 300)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (mult. of 4)")
+    ap.add_argument("--tukey-resamples", type=int, default=10_000,
+                    help="randomised Tukey HSD resamples")
     args = ap.parse_args(argv)
     os.environ.pop("UEFAST_CUDA_EMULATE", None)
     from uefast.gpu.ranking import _device_reason
@@ -323,6 +379,8 @@ def main(argv=None) -> int:
             print(f"  {k:52s} {v * 1e3:10.3f} ms{tail}")
     for k, v in resampling(cuda, nq, args.resamples, args.rounds).items():
         print(f"{k:48s} {v * 1e3:10.2f} ms")
+    for k, v in tukey_phase(cuda, nq, args.tukey_resamples, args.rounds):
+        print(f"{k:70s} {v}" if isinstance(v, bool) else f"{k:70s} {v * 1e3:10.2f} ms")
     return 0
 
 

@@ -1,5 +1,5 @@
 """Compile the new CUDA kernels to PTX (no GPU needed) -- rank by counting for int32 and int64
-score keys, the judged pass for int8 and int64 labels, the grouping radix sort, the device-input kernels, bootstrap and sign-flip resampling -- and print the PTX sizes as JSON; exit 3 with a
+score keys, the judged pass for int8 and int64 labels, the grouping radix sort, the device-input kernels, bootstrap and sign-flip resampling, the randomised Tukey HSD null -- and print the PTX sizes as JSON; exit 3 with a
 reason on stderr where it cannot be tried here.
 
 Needs numba-cuda (the ``gpu`` extra: numba's own deprecated ``numba.cuda`` cannot type ``min``
@@ -33,6 +33,7 @@ import uefast.gpu.device_input as device_input  # noqa: E402
 import uefast.gpu.grouping as grouping  # noqa: E402
 import uefast.gpu.judged as judged  # noqa: E402
 import uefast.gpu.resample as resample  # noqa: E402
+import uefast.gpu.tukey as tukey  # noqa: E402
 
 CC = (9, 0)
 if not cuda.is_available():
@@ -42,6 +43,7 @@ judged._kernel()
 grouping._kernels()
 device_input._kernels()
 resample._kernels()
+tukey._kernels()
 
 
 def arr(dt, nd=1):
@@ -94,4 +96,6 @@ for name, fn, sig in (
 rsig = (arr(F64, 2), nb.uint64, I64, I64, arr(F64, 2), arr(F64, 2))
 out["bootstrap"] = ptx(resample._boot_kernel, rsig)
 out["signflip"] = ptx(resample._flip_kernel, rsig)
+out["tukey"] = ptx(tukey._tukey_kernel, (arr(F64, 2), arr(nb.uint64), nb.uint64, I64, I64, arr(F64),
+                                         arr(F64, 2), arr(I64, 2), arr(F64), arr(I64)))
 print(json.dumps(out))

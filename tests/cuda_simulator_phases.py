@@ -21,6 +21,7 @@ except Exception as e:
 import uefast.gpu.counting as counting  # noqa: E402
 import uefast.gpu.ranking as ranking  # noqa: E402
 import uefast.gpu.resample as resample  # noqa: E402
+import uefast.gpu.tukey as tukey  # noqa: E402
 import uefast.stats._kernels as skernels  # noqa: E402
 import uefast.stats._rng as rng  # noqa: E402
 
@@ -42,9 +43,11 @@ import uefast.gpu.judged as judged  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuda_simulator_setup import python_routines  # noqa: E402
 
-python_routines(ranking, counting, resample, rng, skernels, judged, grouping, device_input)
+python_routines(ranking, counting, resample, tukey, rng, skernels, judged, grouping, device_input)
 
 warnings.simplefilter("ignore", RuntimeWarning)
-counting.WARP_THREADS = counting.BLOCK_THREADS = resample.THREADS = judged.BLOCK_THREADS = 4
+counting.WARP_THREADS = counting.BLOCK_THREADS = resample.THREADS = tukey.THREADS = \
+    judged.BLOCK_THREADS = 4
 grouping.SCAN_THREADS, grouping.TILE = 8, 16
-sys.exit(gpu_phases.main(["--queries", "3", "--rounds", "1", "--resamples", "8"]))
+sys.exit(gpu_phases.main(["--queries", "3", "--rounds", "1", "--resamples", "8",
+                           "--tukey-resamples", "9"]))

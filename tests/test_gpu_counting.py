@@ -181,7 +181,7 @@ def test_kernel_compiles_to_ptx():
     res = _run_script("cuda_ptx.py")
     assert set(res) == {"counting int32", "counting int64", "counting int64, int64 tie-breaks",
                         "judged int8", "judged int64",
-                        "bootstrap", "signflip", "grouping init", "grouping hist",
+                        "bootstrap", "signflip", "tukey", "grouping init", "grouping hist",
                         "grouping scan", "grouping scatter", "grouping starts",
                         "device minmax", "device gather"}
     assert min(res.values()) > 500

@@ -53,7 +53,10 @@ def test_every_phase_runs_in_the_simulator():
                  "8 systems pipelined (copy s+1 || kernel s)",
                  "evaluate CPU engine, host Arrow (ties=input)",
                  "evaluate GPU from host Arrow (ties=input)",
-                 "evaluate_device, columns already on the GPU"):
+                 "evaluate_device, columns already on the GPU",
+                 "tukey B=9 x 8 systems x 3 topics, GPU kernel (events, inputs resident)",
+                 "tukey B=9 x 8 systems x 3 topics, tukey_hsd end to end, GPU"):
         assert line in out, line
+    assert out.count(" True\n") >= 2 and " False\n" not in out
     # every kernel-level phase of the counting path appears for both tables
     assert out.count("rank+measures kernel") == 2 and out.count("old/new") == 7

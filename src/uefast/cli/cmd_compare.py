@@ -61,6 +61,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--n-resamples", type=int, default=None,
                         help="resamples (defaults: bootstrap 1000, randomization 100000, tukey_hsd 10000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the resampling tests (default: 0)")
+    parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda", "auto"),
+                        help="where the resamples of bootstrap, randomization and tukey_hsd run: "
+                             "cpu, cuda (NVIDIA GPU; same p-values) or auto (default: cpu)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
     parser.add_argument("--confidence-level", type=float, default=0.95)
     parser.add_argument("--missing", default="intersect", choices=("intersect", "zero", "error"),
@@ -207,7 +210,8 @@ def run(args) -> int:
                            missing=args.missing, systems=systems, baseline=args.baseline,
                            alternative=args.alternative, correction=correction,
                            alpha=args.alpha, confidence_level=args.confidence_level,
-                           n_resamples=args.n_resamples, seed=args.seed)
+                           n_resamples=args.n_resamples, seed=args.seed,
+                           backend=args.backend)
     if args.format == "text":
         sys.stdout.write(_text(result) + "\n")
     else:  # stdout stays a clean table: the missing-query report goes to stderr

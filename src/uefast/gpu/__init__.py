@@ -15,7 +15,9 @@ one pipeline that overlaps each system's upload with the previous system's kerne
 (:mod:`uefast.gpu.pipeline`); the UE scores and the output table stay on the CPU.
 :mod:`uefast.gpu.device_input`: CuPy / cuDF / ``__cuda_array_interface__`` / DLPack columns
 evaluated without a host round trip. :mod:`uefast.gpu.resample`: the paired bootstrap and
-randomisation resamples on the GPU with the CPU's random streams. :mod:`uefast.gpu.memory`:
+randomisation resamples on the GPU with the CPU's random streams; :mod:`uefast.gpu.tukey`: the
+randomised Tukey HSD null and its exceedance counts, likewise (``uefast.stats.tukey_hsd`` /
+``all_pairs`` with ``backend="cuda"``). :mod:`uefast.gpu.memory`:
 device memory through CuPy when installed, and ``backend="auto"``.
 
 Nothing here imports ``numba.cuda`` or CuPy until the backend is used. With the environment

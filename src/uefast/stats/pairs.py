@@ -181,7 +181,7 @@ def _all_pairs_iv(method, alternative, correction, alpha, confidence_level, miss
 def all_pairs(matrix, method="t", *, measure=None, column="value", missing="intersect",
               systems=None, baseline=None, alternative="two-sided", correction="none",
               alpha=0.05, confidence_level=0.95, n_resamples=None, seed=0, exact=None,
-              plus_one=None, epsilon=0.0, batch_size=None) -> pa.Table:
+              plus_one=None, epsilon=0.0, batch_size=None, backend="cpu") -> pa.Table:
     """Test every pair of systems (or every system against ``baseline``); one row per pair.
 
     ``matrix`` is a topics x systems array or the long table of :func:`uefast.evaluate` (then
@@ -198,16 +198,22 @@ def all_pairs(matrix, method="t", *, measure=None, column="value", missing="inte
     ``correction`` ("none", "bonferroni", "holm", "bh"; see :func:`adjust_pvalues`) fills
     ``pvalue_adjusted``; ``significant = pvalue_adjusted < alpha``. Intervals: bootstrap
     percentile (bootstrap), simultaneous Tukey (tukey_hsd), Student t otherwise.
+
+    ``backend`` ("cpu", "cuda", "auto") runs the resamples of the bootstrap, randomisation and
+    Tukey HSD tests on the CPU or an NVIDIA GPU (:mod:`uefast.gpu.resample`,
+    :mod:`uefast.gpu.tukey`) with the same counter-based draws: the same p-values on the same
+    seed. It is validated for every method and unused by the others.
     """
     method, alternative, correction, alpha, level, missing, epsilon = _all_pairs_iv(
         method, alternative, correction, alpha, confidence_level, missing, epsilon, exact)
+    backend = check_choice("backend", backend, ("cpu", "cuda", "auto"))
     if method == "tukey_hsd":
         if alternative != "two-sided":
             raise InputError(f"`alternative` must be 'two-sided' for tukey_hsd; got {alternative!r}")
         return tukey_hsd(matrix, measure=measure, column=column, missing=missing,
                          systems=systems, baseline=baseline, n_resamples=n_resamples, seed=seed,
                          alpha=alpha, confidence_level=level, correction=correction,
-                         batch_size=batch_size)
+                         batch_size=batch_size, backend=backend)
     x, names, report = _coerce_matrix(matrix, measure, column, missing, systems)
     pairs = _pairs(names, baseline, by_index=report is None)
     n = x.shape[0]
@@ -224,14 +230,15 @@ def all_pairs(matrix, method="t", *, measure=None, column="value", missing="inte
         if method == "bootstrap":
             stat, counts, bm = R.bootstrap_pairs(x, pairs, n_resamples=b, seed=seed,
                                                  alternative=alternative, keep_means=True,
-                                                 batch_size=batch_size)
+                                                 batch_size=batch_size, backend=backend)
             pv = (counts + 1) / (b + 1) if plus_one else counts / b
             ci = [percentile_interval(bm[:, p], level, alternative) for p in range(len(pairs))]
             settings["ci_method"] = "bootstrap-percentile"
         else:
             pv, _, _ = R.randomization_pairs(x, pairs, n_resamples=b, seed=seed,
                                              alternative=alternative, exact=exact,
-                                             plus_one=plus_one, batch_size=batch_size)
+                                             plus_one=plus_one, batch_size=batch_size,
+                                             backend=backend)
             stat = [mean for mean, _, _ in moments]
             ci, settings["ci_method"], settings["exact"] = ci_t, "t", exact
             if exact:  # all 2^n sign vectors: no resamples, no seed (as paired_test reports)
@@ -256,7 +263,7 @@ def _tukey_hsd_iv(alpha, confidence_level, correction, missing):
 
 def tukey_hsd(matrix, *, measure=None, column="value", missing="intersect", systems=None,
               baseline=None, n_resamples=None, seed=0, alpha=0.05, confidence_level=0.95,
-              correction="none", batch_size=None) -> pa.Table:
+              correction="none", batch_size=None, backend="cpu") -> pa.Table:
     """Carterette's randomised Tukey HSD test (TOIS 2012; SPEC §6.6), family-wise over all systems.
 
     For ``b = 1..B`` (default 10,000) every row (topic) of the topics x systems matrix is permuted
@@ -271,6 +278,11 @@ def tukey_hsd(matrix, *, measure=None, column="value", missing="intersect", syst
     counter-based generator (one draw on ``[0, m!)`` per row for ``m <= 8``), so p-values do not
     depend on threads or ``batch_size``. Returns the table of :func:`all_pairs` (statistic =
     ``|mean_a - mean_b|``).
+
+    ``backend``: ``"cpu"`` (default), ``"cuda"`` (the null sample and the exceedance counts on an
+    NVIDIA GPU, :mod:`uefast.gpu.tukey`: the same draws, so statistic, p-values and interval are
+    identical to the CPU's on the same seed) or ``"auto"`` (the GPU only for a large
+    resamples x topics x systems, where a device is usable); the metadata records the one used.
     """
     alpha, level, correction, missing = _tukey_hsd_iv(alpha, confidence_level, correction, missing)
     x, names, report = _coerce_matrix(matrix, measure, column, missing, systems)
@@ -279,16 +291,18 @@ def tukey_hsd(matrix, *, measure=None, column="value", missing="intersect", syst
     b, seed, _, _, batch_size = resampling_settings(
         "tukey_hsd", n, n_resamples=n_resamples, seed=seed, exact=None, plus_one=None,
         batch_size=batch_size)
-    q = np.sort(R.tukey_null(x, n_resamples=b, seed=seed, batch_size=batch_size))
     sums = R.tukey_observed(x)
     d = np.array([abs(sums[i] - sums[j]) for i, j in pairs])
-    count = b - np.searchsorted(q, d - R.tie_tolerance(d, R.tukey_scale(x)), side="left")
+    q, count, backend = R.tukey_null_counts(x, d - R.tie_tolerance(d, R.tukey_scale(x)),
+                                            n_resamples=b, seed=seed, batch_size=batch_size,
+                                            backend=backend)
+    q = np.sort(q)
     half = float(np.quantile(q, level)) / n
     moments = _pair_moments(x, pairs)
     ci = [ConfidenceInterval(mean - half, mean + half) for mean, _, _ in moments]
     settings = {"method": "tukey_hsd", "alternative": "two-sided", "confidence_level": level,
                 "n_resamples": b, "seed": seed, "ci_method": "tukey-simultaneous",
-                "missing_report": report}
+                "backend": backend, "missing_report": report}
     return _table(x, names, pairs, moments, d / n, count / b, ci, alpha, correction, settings)
 
 

@@ -17,8 +17,9 @@ from uefast.stats._rng import DOMAIN_BOOTSTRAP, DOMAIN_RANDOMIZATION, DOMAIN_TUK
 from uefast.stats.parametric import (REL_TOL, describe_differences, pow2_scale, studentized,
                                      zero_tolerance)
 
-__all__ = ["bootstrap_pairs", "randomization_pairs", "tukey_null", "tukey_observed", "tukey_scale",
-           "tie_tolerance", "MAX_EXACT_TOPICS", "DEFAULT_EXACT_TOPICS"]
+__all__ = ["bootstrap_pairs", "randomization_pairs", "tukey_null", "tukey_null_counts",
+           "tukey_observed", "tukey_scale", "tie_tolerance", "MAX_EXACT_TOPICS",
+           "DEFAULT_EXACT_TOPICS"]
 
 DEFAULT_EXACT_TOPICS = 20  # exact enumeration by default up to 2**20 sign vectors (SPEC §6.4)
 MAX_EXACT_TOPICS = 30
@@ -62,8 +63,22 @@ def _column_means(x: np.ndarray) -> np.ndarray:
     return np.array([K.compensated_sum(np.ascontiguousarray(col)) / x.shape[0] for col in x.T])
 
 
+def _sums_kernel(backend, work, name):
+    """The resample-sums kernel ``name`` ("bootstrap_sums" / "signflip_sums") of the backend
+    ``backend`` resolves to for ``work`` cell visits, and that backend's name."""
+    if backend != "cpu":
+        from uefast.gpu.tukey import resolve_backend
+
+        backend = resolve_backend(backend, work)
+        if backend == "cuda":
+            from uefast.gpu import resample
+
+            return getattr(resample, name + "_cuda"), "cuda"
+    return getattr(K, name), "cpu"
+
+
 def bootstrap_pairs(x, pairs, *, n_resamples, seed, alternative, keep_means, batch_size=None,
-                    keep_t=False):
+                    keep_t=False, backend="cpu"):
     """Sakai's studentised, shifted paired bootstrap test for each column pair (SPEC §6.5).
 
     Algorithm: with ``w = z - z̄`` per pair, ``ASL = #{|t(w*_b)| >= |t(z)| - γ} / B``. One set of
@@ -75,6 +90,9 @@ def bootstrap_pairs(x, pairs, *, n_resamples, seed, alternative, keep_means, bat
 
     Returns ``(t_obs, counts, boot_means)``; ``boot_means`` (``B x P``, resampled ``mean(z*)``)
     only when ``keep_means``. With ``keep_t`` a fourth item: the ``B x P`` array of ``t(w*_b)``.
+    ``backend="cuda"`` (or ``"auto"``, see :func:`uefast.gpu.tukey.resolve_backend`) forms the
+    resampled sums on the GPU (:func:`uefast.gpu.resample.bootstrap_sums_cuda`): the same
+    draws, so the same p-values.
     """
     n, m = x.shape
     n_pairs = len(pairs)
@@ -104,9 +122,10 @@ def bootstrap_pairs(x, pairs, *, n_resamples, seed, alternative, keep_means, bat
     t_all = np.empty((n_resamples, n_pairs)) if keep_t else None
     ii = np.array([i for i, _ in pairs], dtype=np.int64)
     jj = np.array([j for _, j in pairs], dtype=np.int64)
+    sums, _ = _sums_kernel(backend, n_resamples * n * n_cols, "bootstrap_sums")
     for b0, length in _chunks(n_resamples, batch_size, n_cols):
         out = np.empty((_pad4(length), n_cols))
-        K.bootstrap_sums(vt, np.uint64(seed), DOMAIN_BOOTSTRAP, b0, out, proto)
+        sums(vt, np.uint64(seed), DOMAIN_BOOTSTRAP, b0, out, proto)
         out = out[:length]
         s1 = out[:, ii] - out[:, jj]
         s2 = out[:, m:m + n_pairs]
@@ -132,7 +151,7 @@ def bootstrap_pairs(x, pairs, *, n_resamples, seed, alternative, keep_means, bat
 
 
 def randomization_pairs(x, pairs, *, n_resamples, seed, alternative, exact, plus_one,
-                        batch_size=None):
+                        batch_size=None, backend="cpu"):
     """Paired randomisation (sign-flip) test for each column pair (SPEC §6.4).
 
     Statistic ``Σ z = n · mean(x - y)``; under H0 each topic's labels are exchangeable, i.e. each
@@ -141,6 +160,8 @@ def randomization_pairs(x, pairs, *, n_resamples, seed, alternative, exact, plus
     is linear, ``Σ s_k z_k = Σ s_k x_ik - Σ s_k x_jk``, so each resample only needs the ``m``
     sign-weighted column sums. ``p = (count + 1)/(B + 1)`` (Phipson & Smyth 2010) or
     ``count / B`` when ``plus_one`` is False. Returns ``(pvalues, count, denominator)``.
+    ``backend``: as in :func:`bootstrap_pairs` (Monte Carlo only; the exact enumeration runs on
+    the CPU).
     """
     n, m = x.shape
     n_pairs = len(pairs)
@@ -160,9 +181,10 @@ def randomization_pairs(x, pairs, *, n_resamples, seed, alternative, exact, plus
     obs = obs_cols[ii] - obs_cols[jj]
     abs_cols = np.abs(x).sum(axis=0)
     scale = abs_cols[ii] + abs_cols[jj]  # bounds the rounding of Σ s·x_i - Σ s·x_j
+    sums, _ = _sums_kernel(backend, n_resamples * n * n_cols, "signflip_sums")
     for b0, length in _chunks(n_resamples, batch_size, max(n_cols, n_pairs)):
         out = np.empty((_pad4(length), n_cols))
-        K.signflip_sums(vt, np.uint64(seed), DOMAIN_RANDOMIZATION, b0, out)
+        sums(vt, np.uint64(seed), DOMAIN_RANDOMIZATION, b0, out)
         stat = out[:length, ii] - out[:length, jj]
         for p in range(n_pairs):
             counts[p] += _count_extreme(stat[:, p], obs[p], alternative, float(scale[p]))
@@ -204,3 +226,30 @@ def tukey_null(x, *, n_resamples, seed, batch_size=None):
     for b0, length in _chunks(n_resamples, batch_size, 1):
         K.tukey_ranges(x, perms, np.uint64(seed), DOMAIN_TUKEY, b0, q[b0:b0 + length])
     return q
+
+
+def tukey_null_counts(x, thresholds, *, n_resamples, seed, batch_size=None, backend="cpu"):
+    """The null sample of :func:`tukey_null` and its exceedance counts
+    ``count_t = #{b : q*_b >= thresholds[t]}``; returns ``(q, counts, backend)``.
+
+    ``backend="cpu"``: :func:`tukey_null`, counted by binary search in the sorted sample.
+    ``"cuda"``: one GPU thread per resample with the same counter-based draws
+    (:func:`uefast.gpu.tukey.tukey_ranges_cuda`), the counts made on the device; the sample is
+    bit-identical to the CPU's, so are the counts. ``"auto"``: the GPU only where a device is
+    usable and the work is large (:func:`uefast.gpu.tukey.resolve_backend`); the backend used is
+    returned. ``batch_size`` applies to the CPU only (results never depend on it).
+    """
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    thresholds = np.asarray(thresholds, dtype=np.float64)
+    if backend != "cpu":
+        from uefast.gpu.tukey import resolve_backend, tukey_ranges_cuda
+
+        backend = resolve_backend(backend, n_resamples * x.shape[0] * x.shape[1])
+        if backend == "cuda":
+            q = np.empty(n_resamples)
+            counts = tukey_ranges_cuda(x, _permutation_table(x.shape[1]), np.uint64(seed),
+                                       DOMAIN_TUKEY, 0, q, thresholds)
+            return q, counts, backend
+    q = tukey_null(x, n_resamples=n_resamples, seed=seed, batch_size=batch_size)
+    counts = n_resamples - np.searchsorted(np.sort(q), thresholds, side="left")
+    return q, counts.astype(np.int64), "cpu"
