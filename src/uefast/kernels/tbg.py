@@ -90,7 +90,7 @@ def group_depth(d1, d0, kg):
     dm = max(d1, d0)
     if dm >= 1.0:
         return kg
-    m = np.ceil(np.log(TBG_TAIL * (1.0 - dm)) / np.log(dm))
+    m = math.ceil(math.log(TBG_TAIL * (1.0 - dm)) / math.log(dm))
     if m < kg:
         return max(np.int64(m), 1)
     return kg
