@@ -52,15 +52,22 @@ def first_use_notice(stream=None):
         yield
 
 
-def _command_modules():
+def _command_modules(only: str | None = None):
+    """The command modules ``uefast.cli.cmd_*`` in name order; with ``only``, just the command
+    of that name when it exists (so ``uefast evaluate ...`` imports one command module, not all;
+    ``uefast --help`` and an unknown command still see every one)."""
     import uefast.cli as pkg
 
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
-        if info.name.startswith("cmd_"):
-            yield importlib.import_module(f"uefast.cli.{info.name}")
+    names = sorted(i.name for i in pkgutil.iter_modules(pkg.__path__) if i.name.startswith("cmd_"))
+    if only is not None and f"cmd_{only}" in names:
+        names = [f"cmd_{only}"]
+    for name in names:
+        yield importlib.import_module(f"uefast.cli.{name}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``uefast`` argument parser; ``only``: the command given (``argv[0]``), whose
+    sub-parser alone is built when it names a command (see :func:`_command_modules`)."""
     from uefast import __version__
 
     parser = argparse.ArgumentParser(
@@ -69,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"uefast {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for mod in _command_modules():
+    for mod in _command_modules(only):
         p = sub.add_parser(
             mod.NAME,
             help=mod.HELP.replace("%", "%%"),  # argparse %-formats help strings ("95% CI")
@@ -104,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as exc:  # e.g. --output into a missing directory
             print(f"uefast {argv[0]}: error: {_os_error(exc)}", file=sys.stderr)
             return 2
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)
     args = parser.parse_args(argv)
     if getattr(args, "_run", None) is None:
         parser.print_help()
