@@ -22,21 +22,21 @@ def defer_numba_blas_probe() -> bool:
     """Import ``numba.np.arraymath`` without importing SciPy (see the module docstring); its
     ``_HAVE_BLAS`` flag is then set to whether SciPy is installed, the value the probe gives when
     SciPy imports. Does nothing (returns False) when that module or ``scipy.linalg`` is imported
-    already, so it only changes when SciPy's ``linalg`` is imported, never Numba's behaviour.
-    Meant for the command-line process, before the first jitted call; returns True when it
-    deferred the import."""
+    already. It changes when SciPy is imported, not what Numba compiles (Numba's check that an
+    imported SciPy is >= 1.0 is skipped when SciPy was hidden). Meant for the command-line
+    process, before the first jitted call; returns True when it deferred the import."""
     if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
         return False
-    try:
-        have_scipy = importlib.util.find_spec("scipy.linalg") is not None
-    except ImportError:  # no scipy
-        have_scipy = False
-    sys.modules["scipy.linalg"] = None  # `import scipy.linalg...` raises ImportError (no BLAS)
+    # hide all of SciPy if it is not imported yet (Numba's own ``import scipy``, a version check
+    # at ``import numba``, then finds none: ~0.02 s less), else only its ``linalg``
+    hidden = "scipy.linalg" if "scipy" in sys.modules else "scipy"
+    have_scipy = importlib.util.find_spec("scipy") is not None
+    sys.modules[hidden] = None  # `import scipy.linalg...` raises ImportError (no BLAS)
     try:
         import numba.np.arraymath as arraymath
     finally:
-        if "scipy.linalg" in sys.modules and sys.modules["scipy.linalg"] is None:
-            del sys.modules["scipy.linalg"]
+        if hidden in sys.modules and sys.modules[hidden] is None:
+            del sys.modules[hidden]
     if not hasattr(arraymath, "_HAVE_BLAS"):  # a Numba without the probe: nothing to restore
         return False
     arraymath._HAVE_BLAS = have_scipy
