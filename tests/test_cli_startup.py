@@ -91,3 +91,18 @@ def test_deferral_is_a_no_op_once_numba_target_is_loaded():
         "from uefast.cli._startup import defer_numba_blas_probe\n"
         "print(json.dumps(defer_numba_blas_probe()))")
     assert got is False
+
+
+def test_version_and_help_import_no_numba():
+    got = _python(
+        "import contextlib, io, json, sys\n"
+        "from uefast.cli import main\n"
+        "codes = []\n"
+        "for argv in (['--version'], ['--help'], ['evaluate', '--help']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        try:\n"
+        "            main(argv)\n"
+        "        except SystemExit as exc:\n"
+        "            codes.append(exc.code)\n"
+        "print(json.dumps([codes, 'numba' in sys.modules, 'pyarrow' in sys.modules]))")
+    assert got == [[0, 0, 0], False, False]

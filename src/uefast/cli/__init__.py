@@ -91,15 +91,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    from uefast.cli._startup import defer_numba_blas_probe
-
-    defer_numba_blas_probe()  # no SciPy import on the first jitted call (-0.15 s of start-up)
     # ``uefast trec_eval`` must accept trec_eval's own argument syntax (e.g. ``-mP.5``), so it
     # parses its own arguments.
     # ``uefast ndeval`` likewise takes ndeval's (``-alpha 0.5 -traditional qrels run``).
     if argv and argv[0] in ("trec_eval", "ndeval"):
         cmd = importlib.import_module(f"uefast.cli.cmd_{argv[0]}")
-
+        _defer_numba_blas_probe()
         try:
             with first_use_notice():
                 return cmd.main(argv[1:])
@@ -116,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "_run", None) is None:
         parser.print_help()
         return 2
+    _defer_numba_blas_probe()
     try:
         with first_use_notice():
             return int(args._run(args) or 0)
@@ -127,6 +125,14 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # e.g. --output into a missing directory, --out naming a file
         print(f"uefast {args.command}: error: {_os_error(exc)}", file=sys.stderr)
         return 2
+
+
+def _defer_numba_blas_probe() -> None:
+    """Before a command runs (not for ``--help`` or ``--version``, which import no Numba): no SciPy
+    import on the first jitted call (:mod:`uefast.cli._startup`, ~0.15 s of start-up)."""
+    from uefast.cli._startup import defer_numba_blas_probe
+
+    defer_numba_blas_probe()
 
 
 def _os_error(exc: OSError) -> str:
