@@ -5,8 +5,6 @@ import json
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from uefast.cli import main as cli_main
 from uefast.coverage import common_queries, query_coverage
@@ -69,30 +67,3 @@ def test_no_ue_prints_no_ue_columns(files, capsys, fmt):
     assert "ue_v1" not in out and "ue_v2" not in out and "reb" in out
     assert cli_main(["evaluate", "--run", a, "--qrels", q, "-m", "AP", "--format", fmt]) == 0
     assert "ue_v1" in capsys.readouterr().out
-
-
-def _coverage_polars(table):
-    """The oracle: the same counts by Polars group-bys (the implementation before NumPy's)."""
-    import polars as pl
-
-    df = pl.from_arrow(table.select(["system", "measure", "qid"]))
-    out = []
-    for (measure,), g in df.group_by("measure", maintain_order=True):
-        per = g.group_by("system", maintain_order=True).agg(pl.col("qid").n_unique().alias("n"))
-        common = g.group_by("qid").agg(pl.col("system").n_unique().alias("k")).filter(
-            pl.col("k") == per.height).height
-        out.append((measure, list(zip(per["system"].to_list(), per["n"].to_list())), common))
-    return out
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["s1", "s2", "s3", None]), st.sampled_from(["AP", "P@5", "nDCG"]),
-                          st.one_of(st.none(), st.integers(0, 6))), max_size=40),
-       st.booleans())
-def test_query_coverage_matches_polars(rows, text_qids):
-    pytest.importorskip("polars")
-    qids = [None if q is None else (f"q{q}" if text_qids else q) for _, _, q in rows]
-    t = pa.table({"system": [r[0] for r in rows], "measure": [r[1] for r in rows],
-                  "qid": pa.array(qids, pa.string() if text_qids else pa.int64())})
-    got = [(c.measure, list(c.per_system.items()), c.n_common) for c in query_coverage(t)]
-    assert got == _coverage_polars(t)

@@ -34,55 +34,27 @@ class QueryCoverage:
 def _frame(table: pa.Table):
     import polars as pl
 
-    _check_columns(table)
-    return pl.from_arrow(table.select(["system", "measure", "qid"]))
-
-
-def query_coverage(table: pa.Table) -> list[QueryCoverage]:
-    """For each measure (in order of appearance): the number of distinct queries of each system
-    (systems in order of appearance within the measure) and of the queries that every system of
-    that measure has.
-
-    Algorithm: the three columns dictionary-encoded (codes in order of first appearance, nulls a
-    value of their own, as Polars' ``n_unique`` counts them), the distinct (measure, system,
-    query) code triples by one ``np.unique``; queries per (measure, system) and systems per
-    (measure, query) are then counts of those triples. NumPy and Arrow only: ``uefast evaluate``
-    runs this on every call and Polars' import costs ~0.05 s of its start-up."""
-    import numpy as np
-    import pyarrow.compute as pc
-
-    _check_columns(table)
-    if table.num_rows == 0:
-        return []
-    enc = [pc.dictionary_encode(table[c], null_encoding="encode").combine_chunks()
-           for c in ("measure", "system", "qid")]
-    (m, s, q), names = ([e.indices.to_numpy(zero_copy_only=False).astype(np.int64) for e in enc],
-                        [e.dictionary.to_pylist() for e in enc])
-    n_s, n_q = len(names[1]), len(names[2])
-    ms = m * n_s + s
-    trip = np.unique(ms * n_q + q)                      # distinct (measure, system, query)
-    t_ms, t_m, t_q = trip // n_q, trip // (n_q * n_s), trip % n_q
-    pair, n_per = np.unique(t_ms, return_counts=True)   # queries per (measure, system)
-    mq, k = np.unique(t_m * n_q + t_q, return_counts=True)  # systems per (measure, query)
-    first_ms = np.full(pair.size, table.num_rows, np.int64)  # first row of each pair: its order
-    np.minimum.at(first_ms, np.searchsorted(pair, ms), np.arange(ms.size))
-    n_sys = np.bincount(pair // n_s, minlength=len(names[0]))
-    common = np.bincount((mq // n_q)[k == n_sys[mq // n_q]], minlength=len(names[0]))
-    out = []
-    for mi in range(len(names[0])):  # measure codes: order of first appearance
-        sel = np.flatnonzero(pair // n_s == mi)
-        sel = sel[np.argsort(first_ms[sel], kind="stable")]
-        per = {names[1][int(pair[j] % n_s)]: int(n_per[j]) for j in sel}
-        out.append(QueryCoverage(names[0][mi], per, int(common[mi])))
-    return out
-
-
-def _check_columns(table: pa.Table) -> None:
     for c in ("system", "measure", "qid"):
         if c not in table.column_names:
             from uefast.errors import InputError
 
             raise InputError(f"evaluation table: column {c!r} missing (got {table.column_names})")
+    return pl.from_arrow(table.select(["system", "measure", "qid"]))
+
+
+def query_coverage(table: pa.Table) -> list[QueryCoverage]:
+    """For each measure (in order of appearance): the number of distinct queries of each system
+    and of the queries that every system of that measure has."""
+    import polars as pl
+
+    df = _frame(table)
+    out = []
+    for (measure,), g in df.group_by("measure", maintain_order=True):
+        per = g.group_by("system", maintain_order=True).agg(pl.col("qid").n_unique().alias("n"))
+        n_sys = per.height
+        common = g.group_by("qid").agg(pl.col("system").n_unique().alias("k")).filter(pl.col("k") == n_sys).height
+        out.append(QueryCoverage(measure, dict(zip(per["system"].to_list(), per["n"].to_list())), common))
+    return out
 
 
 def common_queries(table: pa.Table) -> pa.Table:
