@@ -106,3 +106,59 @@ def test_version_and_help_import_no_numba():
         "            codes.append(exc.code)\n"
         "print(json.dumps([codes, 'numba' in sys.modules, 'pyarrow' in sys.modules]))")
     assert got == [[0, 0, 0], False, False]
+
+
+def _files(tmp_path):
+    qrels = tmp_path / "qrels"
+    run = tmp_path / "run"
+    qrels.write_text("".join(f"{t} 0 d{d} {d % 3}\n" for t in range(1, 40) for d in range(30)))
+    run.write_text("".join(f"{t} Q0 d{d} {d} {1.0 / (d + 1)} r\n" for t in range(1, 40) for d in range(25)))
+    return str(qrels), str(run)
+
+
+def _in_process(argv):
+    import contextlib
+    import io
+
+    from uefast.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(argv)
+    return code, out.getvalue()
+
+
+def _env():
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
+
+
+def test_trec_eval_process_exit_flushes_everything(tmp_path):
+    """``python -m uefast trec_eval`` ends with ``os._exit`` after flushing: the same bytes and
+    exit code as the command run in-process, to stdout and to ``--output``; an error's line on
+    stderr and trec_eval's exit status."""
+    qrels, run = _files(tmp_path)
+    for argv in (["trec_eval", "-q", qrels, run], ["trec_eval", "-m", "all_trec", qrels, run, run]):
+        code, text = _in_process(argv)
+        proc = subprocess.run([sys.executable, "-m", "uefast", *argv], env=_env(), capture_output=True,
+                              timeout=600)
+        assert (proc.returncode, proc.stdout.decode(), proc.stderr) == (code, text, b"")
+        out = tmp_path / "out.txt"
+        proc = subprocess.run([sys.executable, "-m", "uefast", *argv, "--output", str(out)], env=_env(),
+                              capture_output=True, timeout=600)
+        assert proc.returncode == code and out.read_text() == text
+    proc = subprocess.run([sys.executable, "-m", "uefast", "trec_eval", qrels, str(tmp_path / "missing")],
+                          env=_env(), capture_output=True, timeout=600)
+    assert proc.returncode == 2 and b"missing" in proc.stderr and proc.stdout == b""
+
+
+def test_trec_eval_process_into_a_closed_pipe(tmp_path):
+    """The reader stops after one line (``| head -1``): exit 0, nothing on stderr."""
+    qrels, run = _files(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "uefast", "trec_eval", "-q", "-m", "all_trec", qrels, run],
+                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=600) == 0
+    assert first.count(b"\t") == 2, first
+    assert err == b""
