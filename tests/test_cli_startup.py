@@ -2,8 +2,10 @@
 loads no engine, ``uefast trec_eval`` loads neither SciPy's ``linalg`` (Numba's BLAS probe,
 deferred by :func:`uefast.cli._startup.defer_numba_blas_probe`), nor ``pyarrow.compute``, nor the
 evaluation engine; Numba's BLAS users still work after the deferral, with the same results; the
-lazy ``uefast.evaluate`` stays the function when the module of that name is imported. Each check
-runs in a fresh interpreter (the module table of this one is shared by every test)."""
+lazy ``uefast.evaluate`` stays the function when the module of that name is imported; ``uefast
+trec_eval`` / ``ndeval`` run as a process (ended by ``os._exit``) write what they write
+in-process. Each check runs in a fresh interpreter (the module table of this one is shared by
+every test)."""
 from __future__ import annotations
 
 import json
@@ -162,3 +164,16 @@ def test_trec_eval_process_into_a_closed_pipe(tmp_path):
     assert proc.wait(timeout=600) == 0
     assert first.count(b"\t") == 2, first
     assert err == b""
+
+
+def test_ndeval_process_exit_flushes_everything(tmp_path):
+    """``python -m uefast ndeval`` (also ended by ``os._exit``): the bytes and exit code of the
+    command run in-process."""
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("1 1 a 1\n1 2 b 2\n1 2 c 0\n2 1 x 1\n2 3 y 1\n2 3 z 1\n")
+    r.write_text("1 Q0 c 1 3 s\n1 Q0 b 2 2 s\n1 Q0 a 3 1 s\n2 Q0 z 1 5 s\n2 Q0 q 2 4 s\n")
+    argv = ["ndeval", str(q), str(r)]
+    code, text = _in_process(argv)
+    proc = subprocess.run([sys.executable, "-m", "uefast", *argv], env=_env(), capture_output=True, timeout=600)
+    assert code == 0 and text.count("\n") >= 3
+    assert (proc.returncode, proc.stdout.decode(), proc.stderr) == (code, text, b"")
