@@ -9,13 +9,39 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from uefast.errors import InputError, MeasureParseError, UefastError  # noqa: E402
-from uefast.evaluate import aggregate, evaluate  # noqa: E402
-from uefast.measures import Measure, parse_measure, parse_measures  # noqa: E402
+import sys as _sys
+import types as _types
 
-# Imported on first use (PEP 562), so that ``import uefast`` does not load the statistics. (Not
-# for ``evaluate``: importing the submodule ``uefast.evaluate`` would shadow a lazy function.)
-_LAZY = {"report": "uefast.paper.table"}
+from uefast.errors import InputError, MeasureParseError, UefastError  # noqa: E402
+
+# Imported on first use (PEP 562), so that ``import uefast`` loads neither the evaluation engine
+# (Numba kernels, ``pyarrow.compute``) nor the statistics: a command such as ``uefast trec_eval``
+# imports only what it runs (benchmarks/RESULTS_startup.md).
+_LAZY = {
+    "evaluate": "uefast.evaluate",
+    "aggregate": "uefast.evaluate",
+    "Measure": "uefast.measures",
+    "parse_measure": "uefast.measures",
+    "parse_measures": "uefast.measures",
+    "report": "uefast.paper.table",
+}
+# The import system binds a submodule to its package's attribute when it first loads it, so
+# importing the module ``uefast.evaluate`` (``from uefast.evaluate import ...``) would replace the
+# function ``uefast.evaluate``; the package's class keeps the function there instead.
+_FUNCTION_NAMED_AS_MODULE = ("evaluate",)
+
+
+class _Package(_types.ModuleType):
+    """The class of the ``uefast`` module object: binding a submodule named as one of
+    :data:`_FUNCTION_NAMED_AS_MODULE` binds that module's function of the same name."""
+
+    def __setattr__(self, name, value):
+        if name in _FUNCTION_NAMED_AS_MODULE and isinstance(value, _types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "__version__",

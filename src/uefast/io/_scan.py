@@ -14,7 +14,6 @@ from pathlib import Path
 import numba as nb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from uefast.errors import InputError
 from uefast.inputs import numpy_view
@@ -197,6 +196,8 @@ def fast_ints(texts: list[str]) -> np.ndarray | None:
     C's atol 0)."""
     if any("x" in t or "X" in t for t in texts):
         return None
+    import pyarrow.compute as pc  # here, as in the two below: not on `uefast trec_eval`'s path
+
     try:
         return pc.cast(pa.array(texts, pa.string()), pa.int64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -207,6 +208,8 @@ def parse_integral(arr: pa.Array, *, path, what: str, buf, lineno, line_start) -
     """Integers, or integral decimals such as ``1.0`` / ``2.00`` (tools that write labels as
     floats; trec_eval's ``atol`` and LightGBM read them as those integers), as int64. Anything
     else -- ``0.5``, ``x`` -- is an error naming file, line, ``what`` and the line's text."""
+    import pyarrow.compute as pc
+
     kw = dict(path=path, what=what, buf=buf, lineno=lineno, line_start=line_start)
     try:
         return parse_numbers(arr, "int", **kw)
@@ -258,6 +261,8 @@ def parse_numbers(arr: pa.Array, kind: str, *, path, what: str, buf, lineno, lin
     The whole column must parse: the first bad value raises :class:`InputError` naming file, line
     number, the column (``what``) and the line's text.
     """
+    import pyarrow.compute as pc
+
     target = pa.float64() if kind == "float" else pa.int64()
     # Arrow's integer parser also takes hexadecimal ("0x10" -> 16, where C's atol reads 0):
     # such text takes the checked path below, which refuses it
