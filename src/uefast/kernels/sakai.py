@@ -31,7 +31,7 @@ import numba as nb
 
 from uefast.kernels.metrics import _cut, gain
 
-__all__ = ["q_plain", "q_tied", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
+__all__ = ["q_plain", "q_tied", "q_reb", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
 
 _jit = nb.njit(cache=True, nogil=True)
 
@@ -94,6 +94,27 @@ def q_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
         r_before += r
         g_before += gs
         start = end
+    return s / (min(nrel, k) if k > 0 else nrel)
+
+
+@_jit
+def q_reb(lab, n, k, gtype, beta, nrel, gsum):
+    """E[Q@k] over uniformly random orders of the n judged labels ``lab`` (sorted descending, so
+    also the ideal ranking), ``gsum`` their gain sum: :func:`q_tied` with one group of all n
+    documents, whose relevant count R = ``nrel`` and gain sum are known, so
+    sum_{m<K} (S/n + m (R-1) S/(n(n-1))) / (m+1 + beta cg*(m+1)) / min(R, k), S = R + beta gsum.
+    O(K), one pass."""
+    if nrel == 0:
+        return 0.0
+    K = _cut(k, n)
+    S = nrel + beta * gsum
+    a = S / n
+    b = (nrel - 1.0) * S / (n * (n - 1.0)) if n > 1 else 0.0
+    s = 0.0
+    cgi = 0.0
+    for i in range(K):
+        cgi += gain(lab[i], gtype)
+        s += (a + i * b) / (i + 1.0 + beta * cgi)
     return s / (min(nrel, k) if k > 0 else nrel)
 
 
