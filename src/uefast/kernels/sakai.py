@@ -37,12 +37,10 @@ _jit = nb.njit(cache=True, nogil=True)
 
 
 @_jit
-def q_plain(lab, n, k, gtype, beta, nrel, ideal):
-    """Q@k = (1 / min(R, k)) sum_{r<=K} I(r) BR(r) (R = Np; no cutoff: divided by R), 0 when
-    R = 0 (Sakai 2004; NTCIREVAL's Q-measure)."""
-    if nrel == 0:
-        return 0.0
-    K = _cut(k, n)
+def _br_walk(lab, K, gtype, beta, ideal, stop):
+    """The blended-ratio walk shared by Q and P+: (sum of BR(r) over the relevant ranks r <= K,
+    C at the last rank summed), stopping after the first document of label ``stop`` (a ``stop``
+    below 1 never stops). ``ideal`` is the ideal ranking (cg*(r) = its gain sum to r)."""
     ni = ideal.shape[0]
     s = 0.0
     cg = 0.0
@@ -55,6 +53,46 @@ def q_plain(lab, n, k, gtype, beta, nrel, ideal):
             c += 1
             cg += gain(lab[i], gtype)
             s += (c + beta * cg) / (i + 1.0 + beta * cgi)
+            if lab[i] == stop:
+                return s, c
+    return s, c
+
+
+@_jit
+def _br_group(lab, start, end, K, gtype, beta, ideal, r_before, g_before, cgi):
+    """One tie group's part of the tie-aware blended-ratio sum, shared by Q and P+: the group of
+    positions start..end-1 holds r relevant documents of gain sum G; its positions before K add
+    sum_m (a + m b) / (i + 1 + beta cg*(i + 1)), i = start + m, with a = (r/t)(R_< + beta CG_<)
+    + S/t, b = (r - 1) S / (t (t - 1)), S = r + beta G (the module docstring's formula).
+    Returns (that sum, r, G, cg* at the last position read), ``cgi`` being cg* before the group."""
+    ni = ideal.shape[0]
+    t = end - start
+    r = 0
+    gs = 0.0
+    for i in range(start, end):
+        if lab[i] >= 1:
+            r += 1
+            gs += gain(lab[i], gtype)
+    S = r + beta * gs
+    a = r / t * (r_before + beta * g_before) + S / t
+    b = (r - 1.0) * S / (t * (t - 1.0)) if t > 1 else 0.0
+    s = 0.0
+    for m in range(min(end, K) - start):
+        i = start + m
+        if i < ni:
+            cgi += gain(ideal[i], gtype)
+        if r > 0:
+            s += (a + m * b) / (i + 1.0 + beta * cgi)
+    return s, r, gs, cgi
+
+
+@_jit
+def q_plain(lab, n, k, gtype, beta, nrel, ideal):
+    """Q@k = (1 / min(R, k)) sum_{r<=K} I(r) BR(r) (R = Np; no cutoff: divided by R), 0 when
+    R = 0 (Sakai 2004; NTCIREVAL's Q-measure)."""
+    if nrel == 0:
+        return 0.0
+    s, _ = _br_walk(lab, _cut(k, n), gtype, beta, ideal, 0)
     return s / (min(nrel, k) if k > 0 else nrel)
 
 
@@ -65,7 +103,6 @@ def q_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
     if nrel == 0:
         return 0.0
     K = _cut(k, n)
-    ni = ideal.shape[0]
     s = 0.0
     cgi = 0.0
     r_before = 0.0
@@ -75,22 +112,9 @@ def q_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
         end = gend[g]
         if start >= K:
             break
-        t = end - start
-        r = 0
-        gs = 0.0
-        for i in range(start, end):
-            if lab[i] >= 1:
-                r += 1
-                gs += gain(lab[i], gtype)
-        S = r + beta * gs
-        a = r / t * (r_before + beta * g_before) + S / t
-        b = (r - 1.0) * S / (t * (t - 1.0)) if t > 1 else 0.0
-        for m in range(min(end, K) - start):
-            i = start + m
-            if i < ni:
-                cgi += gain(ideal[i], gtype)
-            if r > 0:
-                s += (a + m * b) / (i + 1.0 + beta * cgi)
+        part, r, gs, cgi = _br_group(lab, start, end, K, gtype, beta, ideal, r_before, g_before,
+                                     cgi)
+        s += part
         r_before += r
         g_before += gs
         start = end
@@ -191,21 +215,8 @@ def pplus_plain(lab, n, gtype, beta, ideal):
         top = max(top, lab[i])
     if top < 1:
         return 0.0
-    ni = ideal.shape[0]
-    s = 0.0
-    cg = 0.0
-    cgi = 0.0
-    c = 0
-    for i in range(n):
-        if i < ni:
-            cgi += gain(ideal[i], gtype)
-        if lab[i] >= 1:
-            c += 1
-            cg += gain(lab[i], gtype)
-            s += (c + beta * cg) / (i + 1.0 + beta * cgi)
-            if lab[i] == top:
-                return s / c
-    return 0.0  # pragma: no cover (the top level is in the list)
+    s, c = _br_walk(lab, n, gtype, beta, ideal, top)  # stops at rp (the top level is present)
+    return s / c
 
 
 @_jit
@@ -238,29 +249,24 @@ def pplus_tied(lab, gend, ng, n, gtype, beta, ideal):
     for g in range(ng):
         end = gend[g]
         t = end - start
-        r = 0
         h = 0
+        for i in range(start, end):
+            if lab[i] == top:
+                h += 1
+        if h == 0:  # a group before g*: the Q-measure group formula over all its positions
+            part, r, gs, cgi = _br_group(lab, start, end, end, gtype, beta, ideal, r_before,
+                                         g_before, cgi)
+            acc_a += part
+            r_before += r
+            g_before += gs
+            start = end
+            continue
+        r = 0
         gs = 0.0
         for i in range(start, end):
             if lab[i] >= 1:
                 r += 1
                 gs += gain(lab[i], gtype)
-                if lab[i] == top:
-                    h += 1
-        if h == 0:
-            S = r + beta * gs
-            a = r / t * (r_before + beta * g_before) + S / t
-            b = (r - 1.0) * S / (t * (t - 1.0)) if t > 1 else 0.0
-            for m in range(t):
-                i = start + m
-                if i < ni:
-                    cgi += gain(ideal[i], gtype)
-                if r > 0:
-                    acc_a += (a + m * b) / (i + 1.0 + beta * cgi)
-            r_before += r
-            g_before += gs
-            start = end
-            continue
         gtop = gain(top, gtype)
         rp = r - h  # other relevant documents of the group
         gbar = (gs - h * gtop) / rp if rp > 0 else 0.0
