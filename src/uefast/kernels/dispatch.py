@@ -9,6 +9,16 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from uefast.kernels.ntcir import (
+    jkdcg_iub_r,
+    jkdcg_plain_r,
+    jkdcg_reb_r,
+    jkdcg_tied_r,
+    ncu_iub_r,
+    ncu_plain_r,
+    ncu_reb_r,
+    ncu_tied_r,
+)
 from uefast.kernels.routines import (
     ap_iub_r,
     ap_paper_r,
@@ -94,9 +104,11 @@ K_F = 15
 K_E = 16
 K_BPREF = 17
 K_JUDGED = 18
+K_JKNDCG = 30
+K_NCU = 31
 
 #: the kernel codes the functions below handle (the registry checks a family's)
-DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
+DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 30, 31})
 
 # inlined into the drivers' loops (Numba IR): a call per measure and query cost the core
 # benchmark ~4% CPU time; the tie-aware dispatch (the larger one) stays a call
@@ -145,6 +157,10 @@ def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, id
         return bpref_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     if kind == K_JUDGED:
         return p_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if kind == K_JKNDCG:
+        return jkdcg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if kind == K_NCU:
+        return ncu_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     return np.nan
 
 
@@ -189,6 +205,10 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs
         return bpref_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     if kind == K_JUDGED:
         return p_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if kind == K_JKNDCG:
+        return jkdcg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if kind == K_NCU:
+        return ncu_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     return np.nan
 
 
@@ -233,6 +253,10 @@ def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
         return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     if kind == K_JUDGED:
         return p_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_JKNDCG:
+        return jkdcg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_NCU:
+        return ncu_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     return np.nan
 
 
@@ -277,6 +301,10 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
         return bpref_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     if kind == K_JUDGED:
         return p_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if kind == K_JKNDCG:
+        return jkdcg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if kind == K_NCU:
+        return ncu_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     return np.nan
 
 

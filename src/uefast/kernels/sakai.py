@@ -31,16 +31,18 @@ import numba as nb
 
 from uefast.kernels.metrics import _cut, gain
 
-__all__ = ["q_plain", "q_tied", "q_reb", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
+__all__ = ["q_plain", "q_tied", "q_reb", "ncu_plain", "ncu_tied", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
 
 _jit = nb.njit(cache=True, nogil=True)
 
 
 @_jit
-def _br_walk(lab, K, gtype, beta, ideal, stop):
-    """The blended-ratio walk shared by Q and P+: (sum of BR(r) over the relevant ranks r <= K,
-    C at the last rank summed), stopping after the first document of label ``stop`` (a ``stop``
-    below 1 never stops). ``ideal`` is the ideal ranking (cg*(r) = its gain sum to r)."""
+def _br_walk(lab, K, gtype, beta, ideal, stop, wgain):
+    """The blended-ratio walk shared by Q, P+ and NCU: (sum of w(r) BR(r) over the relevant
+    ranks r <= K, C at the last rank summed), w(r) = 1, or the gain g(l_r) when ``wgain`` (NCU's
+    graded-uniform stop weights, before their division by the judged gain sum), stopping after
+    the first document of label ``stop`` (a ``stop`` below 1 never stops). ``ideal`` is the ideal
+    ranking (cg*(r) = its gain sum to r)."""
     ni = ideal.shape[0]
     s = 0.0
     cg = 0.0
@@ -51,31 +53,42 @@ def _br_walk(lab, K, gtype, beta, ideal, stop):
             cgi += gain(ideal[i], gtype)
         if lab[i] >= 1:
             c += 1
-            cg += gain(lab[i], gtype)
-            s += (c + beta * cg) / (i + 1.0 + beta * cgi)
+            g = gain(lab[i], gtype)
+            cg += g
+            br = (c + beta * cg) / (i + 1.0 + beta * cgi)
+            s += g * br if wgain else br
             if lab[i] == stop:
                 return s, c
     return s, c
 
 
 @_jit
-def _br_group(lab, start, end, K, gtype, beta, ideal, r_before, g_before, cgi):
-    """One tie group's part of the tie-aware blended-ratio sum, shared by Q and P+: the group of
-    positions start..end-1 holds r relevant documents of gain sum G; its positions before K add
-    sum_m (a + m b) / (i + 1 + beta cg*(i + 1)), i = start + m, with a = (r/t)(R_< + beta CG_<)
-    + S/t, b = (r - 1) S / (t (t - 1)), S = r + beta G (the module docstring's formula).
-    Returns (that sum, r, G, cg* at the last position read), ``cgi`` being cg* before the group."""
+def _br_group(lab, start, end, K, gtype, beta, ideal, r_before, g_before, cgi, wgain):
+    """One tie group's part of the tie-aware sum of w(p) BR(p), shared by Q, P+ and NCU (w as in
+    :func:`_br_walk`). The group (positions start..end-1, t documents) holds r relevant ones of
+    gain sum G; with v_j = 1 + beta g_j for its relevant documents (0 otherwise), W = sum w_j,
+    V = r + beta G, D = sum w_j v_j and A = R_< + beta CG_<, its m-th position (m = 0, 1, ...)
+    has E[w(p) (C(p) + beta cg(p))] = (A W + D)/t + m (W V - D)/(t (t - 1)) (McSherry & Najork's
+    argument: the document at p is any of the t alike, the m before it a random m of the other
+    t - 1; w = [relevant] gives the module docstring's formula). Its positions before K add that
+    over i + 1 + beta cg*(i + 1), i = start + m. Returns (that sum, r, G, cg* at the last
+    position read), ``cgi`` being cg* before the group."""
     ni = ideal.shape[0]
     t = end - start
     r = 0
     gs = 0.0
+    w_sum = 0.0
+    d_sum = 0.0
     for i in range(start, end):
         if lab[i] >= 1:
             r += 1
-            gs += gain(lab[i], gtype)
-    S = r + beta * gs
-    a = r / t * (r_before + beta * g_before) + S / t
-    b = (r - 1.0) * S / (t * (t - 1.0)) if t > 1 else 0.0
+            g = gain(lab[i], gtype)
+            gs += g
+            w = g if wgain else 1.0
+            w_sum += w
+            d_sum += w * (1.0 + beta * g)
+    a = (w_sum * (r_before + beta * g_before) + d_sum) / t
+    b = (w_sum * (r + beta * gs) - d_sum) / (t * (t - 1.0)) if t > 1 else 0.0
     s = 0.0
     for m in range(min(end, K) - start):
         i = start + m
@@ -92,17 +105,14 @@ def q_plain(lab, n, k, gtype, beta, nrel, ideal):
     R = 0 (Sakai 2004; NTCIREVAL's Q-measure)."""
     if nrel == 0:
         return 0.0
-    s, _ = _br_walk(lab, _cut(k, n), gtype, beta, ideal, 0)
+    s, _ = _br_walk(lab, _cut(k, n), gtype, beta, ideal, 0, False)
     return s / (min(nrel, k) if k > 0 else nrel)
 
 
 @_jit
-def q_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
-    """Tie-aware Q@k: the expectation of :func:`q_plain` over the orders consistent with the tie
-    groups ``gend[0:ng]``, by the group formula of the module docstring (O(n))."""
-    if nrel == 0:
-        return 0.0
-    K = _cut(k, n)
+def _br_tied(lab, gend, ng, K, gtype, beta, ideal, wgain):
+    """The tie-aware sum of w(p) BR(p) over positions < K (w as in :func:`_br_walk`): the groups
+    ``gend[0:ng]`` one after the other through :func:`_br_group`."""
     s = 0.0
     cgi = 0.0
     r_before = 0.0
@@ -113,11 +123,21 @@ def q_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
         if start >= K:
             break
         part, r, gs, cgi = _br_group(lab, start, end, K, gtype, beta, ideal, r_before, g_before,
-                                     cgi)
+                                     cgi, wgain)
         s += part
         r_before += r
         g_before += gs
         start = end
+    return s
+
+
+@_jit
+def q_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
+    """Tie-aware Q@k: the expectation of :func:`q_plain` over the orders consistent with the tie
+    groups ``gend[0:ng]``, by the group formula of the module docstring (O(n))."""
+    if nrel == 0:
+        return 0.0
+    s = _br_tied(lab, gend, ng, _cut(k, n), gtype, beta, ideal, False)
     return s / (min(nrel, k) if k > 0 else nrel)
 
 
@@ -215,7 +235,7 @@ def pplus_plain(lab, n, gtype, beta, ideal):
         top = max(top, lab[i])
     if top < 1:
         return 0.0
-    s, c = _br_walk(lab, n, gtype, beta, ideal, top)  # stops at rp (the top level is present)
+    s, c = _br_walk(lab, n, gtype, beta, ideal, top, False)  # stops at rp (the top level is present)
     return s / c
 
 
@@ -255,7 +275,7 @@ def pplus_tied(lab, gend, ng, n, gtype, beta, ideal):
                 h += 1
         if h == 0:  # a group before g*: the Q-measure group formula over all its positions
             part, r, gs, cgi = _br_group(lab, start, end, end, gtype, beta, ideal, r_before,
-                                         g_before, cgi)
+                                         g_before, cgi, False)
             acc_a += part
             r_before += r
             g_before += gs
@@ -356,3 +376,34 @@ def bpref_tied(lab, gend, ng, n, rel, nrel, nnon):
         before += m
         start = end
     return s / nrel
+
+
+@_jit
+def _gain_total(ideal, gtype):
+    g = 0.0
+    for i in range(ideal.shape[0]):
+        g += gain(ideal[i], gtype)
+    return g
+
+
+@_jit
+def ncu_plain(lab, n, k, gtype, beta, ideal):
+    """NCU@k with graded-uniform stop probabilities (stop values = gain values, NTCIREVAL's
+    default): sum_{r<=K} I(r) (g(l_r) / G) NU(r), G the gain sum of the judged documents, NU the
+    blended ratio BR(r) (``NCUgu,BR``) or, with beta = 0, precision (``NCUgu,P``); 0 when G = 0
+    (Sakai & Robertson, EVIA 2008; NTCIREVAL's NCU). Q-measure is the same sum with uniform stops."""
+    total = _gain_total(ideal, gtype)
+    if total <= 0.0:
+        return 0.0
+    s, _ = _br_walk(lab, _cut(k, n), gtype, beta, ideal, 0, True)
+    return s / total
+
+
+@_jit
+def ncu_tied(lab, gend, ng, n, k, gtype, beta, ideal):
+    """Tie-aware NCU@k: the expectation of :func:`ncu_plain` over the orders consistent with the
+    tie groups, by :func:`_br_group` with gain weights (O(n))."""
+    total = _gain_total(ideal, gtype)
+    if total <= 0.0:
+        return 0.0
+    return _br_tied(lab, gend, ng, _cut(k, n), gtype, beta, ideal, True) / total

@@ -16,7 +16,7 @@ __all__ = ["Measure", "parse_measure", "parse_measures", "split_measure_list"]
 
 #: how a parameter's text is read and checked, by parameter name; parameters not listed here
 #: must be choice parameters (``Family.choices``)
-PARAM_KINDS = {"rel": "int", "lmax": "int", "p": "prob", "beta": "nonneg"}
+PARAM_KINDS = {"rel": "int", "lmax": "int", "p": "prob", "beta": "nonneg", "logb": "base"}
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def _convert(name: str, key: str, raw: str, text: str) -> Any:
         if not _INT_RE.fullmatch(raw):
             raise MeasureParseError(f"measure {text!r}: `{key}` must be an integer, got {raw!r}")
         return int(raw)
-    if kind in ("prob", "nonneg"):
+    if kind in ("prob", "nonneg", "base"):
         if not _REAL_RE.fullmatch(raw):
             raise MeasureParseError(f"measure {text!r}: `{key}` must be a number, got {raw!r}")
         v = float(raw)
@@ -150,6 +150,9 @@ def _validate(name: str, cutoff: Any, params: dict[str, Any], text: str):
         if kind == "nonneg" and not (real and 0.0 <= v < float("inf")):
             raise MeasureParseError(f"measure {text!r}: `{key}` must be a finite number >= 0, "
                                     f"got {v!r}")
+        if kind == "base" and not (real and 1.0 < v < float("inf")):
+            raise MeasureParseError(f"measure {text!r}: `{key}` (a logarithm's base) must be a "
+                                    f"finite number > 1, got {v!r}")
     if d.check is not None:
         d.check(cutoff, params, text)
 
@@ -157,7 +160,7 @@ def _validate(name: str, cutoff: Any, params: dict[str, Any], text: str):
         kind = PARAM_KINDS.get(k)
         if kind == "int":
             return v if v is None else int(v)
-        if kind in ("prob", "nonneg"):
+        if kind in ("prob", "nonneg", "base"):
             return float(v)
         return v
 
