@@ -191,11 +191,19 @@ def ncu(labels, judged, k=None, beta=1.0, gtype="lin", nu="br"):
                for r in range(1, cut(k, len(labels)) + 1) if labels[r - 1] >= 1)
 
 
+def rbp_residual(flags, p=0.8, k=None):
+    """RBP's residual (Moffat & Zobel 2008) from its definition: what RBP to depth K would gain
+    if every unjudged document (flag 0) among the top K were fully relevant (gain 1: weight
+    (1-p) p^(i-1)), plus the tail beyond depth K all relevant: (1-p) sum_{i>K} p^(i-1) = p^K."""
+    K = cut(k, len(flags))
+    return sum((1 - p) * p ** i for i in range(K) if not flags[i]) + p ** K
+
+
 #: the families this module has a reference for (tests/test_registry.py: every registered family
 #: must be here)
 REFERENCE = frozenset({"DCG", "nDCG", "P", "R", "Rprec", "SP", "AP", "RR", "ERR", "RBP",
                        "Success", "Q", "nERR", "O", "Pplus", "F", "E", "bpref", "Judged",
-                       "JKnDCG", "NCU"})
+                       "JKnDCG", "NCU", "RBP-residual"})
 
 
 def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0.8, lmax=4,
@@ -246,6 +254,8 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
         return jk_ndcg(labels, judged, k, logb, gtype)
     if name == "NCU":
         return ncu(labels, judged, k, beta, gtype, nu)
+    if name == "RBP-residual":  # LETOR style: every candidate is judged
+        return rbp_residual([1] * len(labels), p, k)
     raise KeyError(name)
 
 

@@ -377,6 +377,31 @@ def rbp_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     return nrel / n * (1.0 - fp ** _cut(k, n))
 
 
+# ------------------------------------------------------------------ RBP's residual (judged flags)
+# The routines read 1 for a judged document and 0 for an unjudged one (label_source="judged"):
+# residual@k = (1-p) sum_{i<=K, unjudged} p^(i-1) + p^K = 1 - RBP of the judged flags to depth K.
+@_wrap
+def rbpres_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return 1.0 - rbp_plain(lab, n, k, 1, fp)
+
+
+@_wrap
+def rbpres_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return 1.0 - rbp_tied(lab, gend, ng, n, k, 1, fp)
+
+
+@_wrap
+def rbpres_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """The best (smallest) residual: the judged documents first (flags sorted descending)."""
+    return 1.0 - rbp_plain(lab, n, k, 1, fp)
+
+
+@_wrap
+def rbpres_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """1 - (J / n)(1 - p^K), J the judged documents among the n."""
+    return 1.0 - nrel / n * (1.0 - fp ** _cut(k, n))
+
+
 # ------------------------------------------------------------------ F and E (van Rijsbergen)
 @_jit
 def _f_of(c, nrel, k, n, beta):

@@ -316,3 +316,19 @@ register(Family(
     choices={"nu": ("br", "p"), **_LIN_EXP}, check=_ncu_check,
     fixed_aliases={"NCUguBR": {"nu": "br"}, "NCUguP": {"nu": "p"}},
     state=("nrel", "ideal"), sorted_labels="all", external={"ntcireval": "NCUgu,BR"}))
+
+
+def _rbpres(m: Any, ctx: PlanContext) -> KernelParams:
+    return KernelParams(rel=1, fparam=float(m.param("p")))
+
+
+register(Family(
+    name="RBP-residual", code=32,
+    description="RBP's residual: the most RBP could gain if unjudged and unseen documents were "
+                "fully relevant (lower is better)",
+    formula="res@k = (1-p) sum_{i<=K, i unjudged} p^(i-1) + p^K, K = min(k, run length) (no "
+            "cutoff: K = run length); the same for binary and graded RBP (g(l)/g(lmax) <= 1)",
+    source="Moffat & Zobel, TOIS 27(1) 2008, section 4 (residuals)",
+    plain=r.rbpres_plain_r, tied=r.rbpres_tied_r, iub=r.rbpres_iub_r, reb=r.rbpres_reb_r,
+    kernel_params=_rbpres, params={"p": 0.8}, always_show=("p",), aliases=("RBPres",),
+    label_source="judged", iub_exact=False, sorted_labels="top_k", collection_reb="closed"))
