@@ -121,3 +121,21 @@ def test_residual_name_and_parameters():
     assert str(uefast.parse_measure("RBP-residual")) == "RBP-residual(p=0.8)"
     with pytest.raises(uefast.MeasureParseError, match="must be in"):
         uefast.parse_measure("RBP-residual(p=1.5)")
+
+
+def test_collection_universe_reb():
+    """reb_universe="collection": REB is the mean residual over the orders of a collection of N
+    documents, the query's judged ones and N - J unjudged ones."""
+    run, qrels = _data(4)
+    N = 8
+    res = uefast.evaluate(run, qrels, measures=["RBP-residual(p=0.5)@3", "RBP-residual(p=0.8)"],
+                          reb_universe="collection", collection_size=N).to_pylist()
+    n_judged: dict = {}
+    for q in qrels["qid"].to_pylist():
+        n_judged[q] = n_judged.get(q, 0) + 1
+    for r in res:
+        m = uefast.parse_measure(r["measure"])
+        J = n_judged[r["qid"]]
+        orders = set(itertools.permutations([1] * J + [0] * (N - J)))
+        want = sum(naive.rbp_residual(list(o), m.param("p"), m.cutoff) for o in orders) / len(orders)
+        assert r["reb"] == pytest.approx(want, abs=1e-12), (r["qid"], str(m), J)
