@@ -73,7 +73,6 @@ def _br_group(lab, start, end, K, gtype, beta, ideal, r_before, g_before, cgi, w
     t - 1; w = [relevant] gives the module docstring's formula). Its positions before K add that
     over i + 1 + beta cg*(i + 1), i = start + m. Returns (that sum, r, G, cg* at the last
     position read), ``cgi`` being cg* before the group."""
-    ni = ideal.shape[0]
     t = end - start
     r = 0
     gs = 0.0
@@ -89,14 +88,24 @@ def _br_group(lab, start, end, K, gtype, beta, ideal, r_before, g_before, cgi, w
             d_sum += w * (1.0 + beta * g)
     a = (w_sum * (r_before + beta * g_before) + d_sum) / t
     b = (w_sum * (r + beta * gs) - d_sum) / (t * (t - 1.0)) if t > 1 else 0.0
+    s, cgi = _br_positions(start, min(end, K), a, b, beta, ideal, gtype, cgi)
+    return s, r, gs, cgi
+
+
+@_jit
+def _br_positions(start, stop, a, b, beta, ideal, gtype, cgi):
+    """sum_{i=start}^{stop-1} (a + (i - start) b) / (i + 1 + beta cg*(i + 1)), the expected
+    blended-ratio numerators of a tie group over their denominators; ``cgi`` is cg*(start) and
+    (sum, cg*(stop)) is returned (0 terms skipped: a group without relevant documents only
+    advances cg*)."""
+    ni = ideal.shape[0]
     s = 0.0
-    for m in range(min(end, K) - start):
-        i = start + m
+    for i in range(start, stop):
         if i < ni:
             cgi += gain(ideal[i], gtype)
-        if r > 0:
-            s += (a + m * b) / (i + 1.0 + beta * cgi)
-    return s, r, gs, cgi
+        if a != 0.0 or b != 0.0:
+            s += (a + (i - start) * b) / (i + 1.0 + beta * cgi)
+    return s, cgi
 
 
 @_jit
@@ -150,15 +159,10 @@ def q_reb(lab, n, k, gtype, beta, nrel, gsum):
     O(K), one pass."""
     if nrel == 0:
         return 0.0
-    K = _cut(k, n)
     S = nrel + beta * gsum
     a = S / n
     b = (nrel - 1.0) * S / (n * (n - 1.0)) if n > 1 else 0.0
-    s = 0.0
-    cgi = 0.0
-    for i in range(K):
-        cgi += gain(lab[i], gtype)
-        s += (a + i * b) / (i + 1.0 + beta * cgi)
+    s, _ = _br_positions(0, _cut(k, n), a, b, beta, lab[:n], gtype, 0.0)
     return s / (min(nrel, k) if k > 0 else nrel)
 
 
