@@ -450,7 +450,7 @@ def err_reb(lab, n, k, lmax, gtype, gend, f):
     kg = err_depth(n, npos, theta(lab[npos - 1], lmax, gtype), K)
     if nb * kg > n or 3 * (kg + 1) > f.shape[0]:
         gend[0] = n  # the per-document DP is cheaper (or the scratch is short)
-        return err_tied(lab, gend, 1, n, k, lmax, gtype, f)
+        return err_tied(lab, gend, np.int64(1), n, k, lmax, gtype, f)  # int64: compiled once
     qa = f[0:kg + 1]
     qb = f[kg + 1:2 * kg + 2]
     h = f[2 * kg + 2:3 * kg + 3]

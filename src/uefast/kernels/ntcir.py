@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 import numba as nb
+import numpy as np
 
 from uefast.kernels.metrics import _cut, gain
 from uefast.kernels.sakai import ncu_plain, ncu_tied
@@ -128,4 +129,4 @@ def ncu_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """E[NCU@k] over random orders of the n judged labels (sorted descending, so also the ideal
     ranking): the tie-aware routine with one group. O(n)."""
     gend[0] = n
-    return ncu_tied(lab, gend, 1, n, k, gtype, fp, lab[:n])
+    return ncu_tied(lab, gend, np.int64(1), n, k, gtype, fp, lab[:n])  # int64: compiled once

@@ -34,9 +34,13 @@ from uefast.kernels.metrics import _cut, gain
 __all__ = ["q_plain", "q_tied", "q_reb", "ncu_plain", "ncu_tied", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
 
 _jit = nb.njit(cache=True, nogil=True)
+# the shared blended-ratio helpers are inlined at Numba IR level into their callers: as separate
+# functions each compiled once per argument-type variant (read-only or writable arrays, slices),
+# 8 signatures of _br_group alone, which made the cold first call ~20 % slower to compile
+_inl = nb.njit(cache=True, nogil=True, inline="always")
 
 
-@_jit
+@_inl
 def _br_walk(lab, K, gtype, beta, ideal, stop, wgain):
     """The blended-ratio walk shared by Q, P+ and NCU: (sum of w(r) BR(r) over the relevant
     ranks r <= K, C at the last rank summed), w(r) = 1, or the gain g(l_r) when ``wgain`` (NCU's
@@ -62,7 +66,7 @@ def _br_walk(lab, K, gtype, beta, ideal, stop, wgain):
     return s, c
 
 
-@_jit
+@_inl
 def _br_group(lab, start, end, K, gtype, beta, ideal, r_before, g_before, cgi, wgain):
     """One tie group's part of the tie-aware sum of w(p) BR(p), shared by Q, P+ and NCU (w as in
     :func:`_br_walk`). The group (positions start..end-1, t documents) holds r relevant ones of
@@ -92,7 +96,7 @@ def _br_group(lab, start, end, K, gtype, beta, ideal, r_before, g_before, cgi, w
     return s, r, gs, cgi
 
 
-@_jit
+@_inl
 def _br_positions(start, stop, a, b, beta, ideal, gtype, cgi):
     """sum_{i=start}^{stop-1} (a + (i - start) b) / (i + 1 + beta cg*(i + 1)), the expected
     blended-ratio numerators of a tie group over their denominators; ``cgi`` is cg*(start) and
@@ -118,7 +122,7 @@ def q_plain(lab, n, k, gtype, beta, nrel, ideal):
     return s / (min(nrel, k) if k > 0 else nrel)
 
 
-@_jit
+@_inl
 def _br_tied(lab, gend, ng, K, gtype, beta, ideal, wgain):
     """The tie-aware sum of w(p) BR(p) over positions < K (w as in :func:`_br_walk`): the groups
     ``gend[0:ng]`` one after the other through :func:`_br_group`."""
@@ -382,7 +386,7 @@ def bpref_tied(lab, gend, ng, n, rel, nrel, nnon):
     return s / nrel
 
 
-@_jit
+@_inl
 def _gain_total(ideal, gtype):
     g = 0.0
     for i in range(ideal.shape[0]):
