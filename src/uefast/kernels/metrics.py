@@ -435,8 +435,7 @@ def err_reb(lab, n, k, lmax, gtype, gend, f):
     H the hypergeometric probability of drawing i of the block's documents among m (a sum of
     non-negative terms, as the DP's complement form; 1 - y^i = sum_{j<i} y^j theta). A block costs
     O(M^2), M = :func:`err_depth`, instead of O(c M): with b blocks, O(b M^2) against O(n M).
-    ``gend`` is scratch of length >= 1, ``f`` of length >= n + 2 (the tie-aware routine's) or
-    >= 3 (M + 1)."""
+    ``gend`` is scratch of length >= 1, ``f`` of length >= n + 2."""
     K = _cut(k, n)
     npos = 0  # theta > 0 exactly for labels > 0, and the smallest is the last positive's
     nb = 0
@@ -448,8 +447,10 @@ def err_reb(lab, n, k, lmax, gtype, gend, f):
     if npos == 0:
         return 0.0
     kg = err_depth(n, npos, theta(lab[npos - 1], lmax, gtype), K)
-    if nb * kg > n or 3 * (kg + 1) > f.shape[0]:
-        gend[0] = n  # the per-document DP is cheaper (or the scratch is short)
+    # the choice depends on the query only (n, its grades, M), never on the scratch's length, so
+    # that a query's REB is bit-identical whatever the chunk or row layout
+    if nb * kg > n or 3 * (kg + 1) > n + 2:
+        gend[0] = n  # the per-document DP is cheaper (or the scratch may be short)
         return err_tied(lab, gend, np.int64(1), n, k, lmax, gtype, f)  # int64: compiled once
     qa = f[0:kg + 1]
     qb = f[kg + 1:2 * kg + 2]
