@@ -23,7 +23,6 @@ and in each routine's primitive (:mod:`uefast.kernels.metrics`, :mod:`uefast.ker
 from __future__ import annotations
 
 import numba as nb
-import numpy as np
 
 from uefast.kernels.metrics import (
     _cut,
