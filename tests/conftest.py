@@ -81,7 +81,8 @@ def naive_value(m, ranked_labels, judged, lmax):
         kw["beta"] = m.param("beta")
     if "lmax" in d:
         kw["lmax"] = m.param("lmax") if m.param("lmax") is not None else max(lmax, 1)
-    for key in ("h", "ts", "alpha", "pc1", "pc0", "ps1", "length"):  # TBG
+    # TBG; JKnDCG, NCU
+    for key in ("h", "ts", "alpha", "pc1", "pc0", "ps1", "length", "logb", "nu"):
         if key in d:
             kw[key] = m.param(key)
     return naive.measure(m.name, ranked_labels, judged, **kw)

@@ -183,14 +183,47 @@ def tbg(labels, k=None, rel=1, h=224.0, ts=4.4, alpha=0.018, beta=7.8, pc1=0.64,
     return total
 
 
+def jk_dcg(labels, k=None, logb=2.0, gtype="lin"):
+    """Original DCG (Jarvelin & Kekalainen 2002, NTCIREVAL's nDCG): rank r's gain divided by
+    log_b(r) from r >= b on (r = 1 never discounted)."""
+    return sum(gain(l, gtype) / (1.0 if r == 1 or r < logb else math.log(r, logb))
+               for r, l in enumerate(labels[:cut(k, len(labels))], start=1))
+
+
+def jk_ndcg(labels, judged, k=None, logb=2.0, gtype="lin"):
+    ideal = jk_dcg(sorted(judged, reverse=True), k, logb, gtype)
+    return jk_dcg(labels, k, logb, gtype) / ideal if ideal > 0 else 0.0
+
+
+def ncu(labels, judged, k=None, beta=1.0, gtype="lin", nu="br"):
+    """NCU with graded-uniform stops (stop value = gain): sum over relevant ranks r <= k of
+    g(l_r)/G times BR(r) (nu=br) or precision C(r)/r (nu=p), G the judged gain sum."""
+    total = sum(gain(l, gtype) for l in judged)
+    if total <= 0:
+        return 0.0
+    ideal = sorted(judged, reverse=True)
+    b = beta if nu == "br" else 0.0
+    return sum(gain(labels[r - 1], gtype) / total * blended_ratio(labels, ideal, r, b, gtype)
+               for r in range(1, cut(k, len(labels)) + 1) if labels[r - 1] >= 1)
+
+
+def rbp_residual(flags, p=0.8, k=None):
+    """RBP's residual (Moffat & Zobel 2008) from its definition: what RBP to depth K would gain
+    if every unjudged document (flag 0) among the top K were fully relevant (gain 1: weight
+    (1-p) p^(i-1)), plus the tail beyond depth K all relevant: (1-p) sum_{i>K} p^(i-1) = p^K."""
+    K = cut(k, len(flags))
+    return sum((1 - p) * p ** i for i in range(K) if not flags[i]) + p ** K
+
+
 #: the families this module has a reference for (tests/test_registry.py: every registered family
 #: must be here)
 REFERENCE = frozenset({"DCG", "nDCG", "P", "R", "Rprec", "SP", "AP", "RR", "ERR", "RBP",
-                       "Success", "Q", "nERR", "O", "Pplus", "F", "E", "bpref", "Judged", "TBG"})
+                       "Success", "Q", "nERR", "O", "Pplus", "F", "E", "bpref", "Judged", "TBG",
+                       "JKnDCG", "NCU", "RBP-residual"})
 
 
 def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0.8, lmax=4,
-            beta=1.0, **tbg_params):
+            beta=1.0, logb=2.0, nu="br", **tbg_params):
     """Dispatch by measure family name; ``judged`` = all judged labels of the query."""
     labels = [max(int(l), 0) for l in labels]
     judged = [max(int(l), 0) for l in judged]
@@ -235,6 +268,12 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
         return success(labels, k, rel)
     if name == "TBG":
         return tbg(labels, k, rel, beta=beta, **tbg_params)
+    if name == "JKnDCG":
+        return jk_ndcg(labels, judged, k, logb, gtype)
+    if name == "NCU":
+        return ncu(labels, judged, k, beta, gtype, nu)
+    if name == "RBP-residual":  # LETOR style: every candidate is judged
+        return rbp_residual([1] * len(labels), p, k)
     raise KeyError(name)
 
 

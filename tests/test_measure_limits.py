@@ -91,3 +91,25 @@ def test_truncated_err_reb_equals_the_full_dp(seed, p_rel):
     tied = uefast.evaluate(_table(labels.tolist(), [1.0] * n), measures=["ERR(lmax=4)"],
                            ties="expected").to_pylist()[0]
     assert tied["value"] == pytest.approx(want, rel=1e-13)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_err_reb_by_grade_blocks_equals_the_per_document_dp(seed):
+    """ERR's REB merges blocks of equal grade (kernels/metrics.py: err_reb); it must equal the
+    per-document normalised DP (err_tied with one group) on random sorted label lists, for both
+    grade scales, fine stop probabilities (lmax = 60) and cutoffs shallow and deep."""
+    from uefast.kernels.metrics import err_reb, err_tied
+
+    rng = np.random.default_rng(seed)
+    for _ in range(400):
+        n = int(rng.integers(1, 90))
+        top = int(rng.integers(1, 6))
+        lab = np.sort(rng.integers(0, top + 1, n))[::-1].astype(np.int64).copy()
+        lmax = float(top) if rng.random() < 0.7 else 60.0
+        gtype = int(rng.integers(0, 2))
+        k = int(rng.choice([0, 1, 3, 10, 20, 200]))
+        gend = np.empty(n + 1, np.int64)
+        got = err_reb(lab, n, k, lmax, gtype, gend, np.empty(n + 2))
+        gend[0] = n
+        want = err_tied(lab, gend, 1, n, k, lmax, gtype, np.empty(n + 2))
+        assert got == pytest.approx(want, rel=1e-13, abs=1e-300), (lab.tolist(), lmax, gtype, k)

@@ -1,4 +1,5 @@
-"""Sakai's measures (Q, nERR, O, P+ and AP) against NTCIREVAL's semantics (the pyNTCIREVAL package as the oracle), on
+"""Sakai's measures (Q, nERR, O, P+, AP, and the cumulative-gain variants: original nDCG with
+log base b, MSnDCG, NCUgu,BR and NCUgu,P) against NTCIREVAL's semantics (the pyNTCIREVAL package as the oracle), on
 random TREC-style runs and qrels with tied scores (broken by uefast's ``ties="input"`` order, the
 same ranked list handed to pyNTCIREVAL), unjudged retrieved documents and relevant documents the
 run never retrieved. Gains are NTCIREVAL's defaults, grade = level (``gain=lin``), and nERR's
@@ -63,6 +64,17 @@ def _oracle(name: str, cutoff, beta, ranked, levels, top):
         m = nt.nERR(xrelnum, grades, cutoff)
     elif name == "Pplus":
         m = nt.PPlusMeasure(xrelnum, grades, beta)
+    elif name in ("JKnDCG", "MSnDCG"):  # normalised by the ideal ranking: 0 when it scores 0
+        if sum(xrelnum[1:]) == 0:
+            return 0.0
+        m = nt.nDCG(xrelnum, grades, beta, cutoff) if name == "JKnDCG" else \
+            nt.MSnDCG(xrelnum, grades, cutoff)
+    elif name == "NCUguBR":  # stop values = gain values (NTCIREVAL's default)
+        m = nt.NCUguBR(xrelnum, grades, grades, beta)
+        m.cutoff = cutoff
+    elif name == "NCUguP":
+        m = nt.NCUguP(xrelnum, grades, grades)
+        m.cutoff = cutoff
     else:
         m = nt.AP(xrelnum, grades, cutoff)
     lst = ranked if cutoff is None or name not in ("O",) else ranked[:cutoff]
@@ -75,7 +87,13 @@ CASES = [("Q", None, 1.0, "Q"), ("Q", 10, 1.0, "Q@10"), ("Q", 5, 2.0, "Q(beta=2)
          ("Q", None, 0.5, "Q(beta=0.5)"), ("nERR", 10, None, "nERR@10"), ("nERR", 3, None, "nERR@3"),
          ("O", None, 1.0, "O"), ("O", 5, 3.0, "O(beta=3)@5"), ("AP", None, None, "AP"),
          ("AP", 10, None, "AP(norm=min)@10"), ("Pplus", None, 1.0, "P+"),
-         ("Pplus", None, 2.0, "Pplus(beta=2)")]
+         ("Pplus", None, 2.0, "Pplus(beta=2)"),
+         # NTCIREVAL's cumulative-gain variants (for nDCG the third field is the log base)
+         ("JKnDCG", 10, 2.0, "nDCG-orig@10"), ("JKnDCG", 5, 3.0, "JKnDCG(logb=3)@5"),
+         ("JKnDCG", None, 2.0, "JKnDCG"), ("JKnDCG", 4, 5.0, "JKnDCG(logb=5)@4"),
+         ("MSnDCG", 10, None, "MSnDCG@10"), ("MSnDCG", None, None, "MSnDCG"),
+         ("NCUguBR", None, 1.0, "NCUguBR"), ("NCUguBR", None, 2.0, "NCU(beta=2)"),
+         ("NCUguP", None, None, "NCUguP"), ("NCUguBR", 5, 1.0, "NCU@5")]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

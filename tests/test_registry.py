@@ -27,7 +27,7 @@ from uefast.measures import FAMILIES, Family, KernelParams, parse_measure, regis
 from uefast.measures._codegen import render, target
 
 # non-default values tried for each parameter kind (choices: every allowed value)
-_TRY = {"rel": 2, "p": 0.5, "beta": 2.0, "h": 20.0, "length": 50.0, "pc0": 0.9}
+_TRY = {"rel": 2, "p": 0.5, "beta": 2.0, "h": 20.0, "length": 50.0, "pc0": 0.9, "logb": 3.0}
 
 
 def family_measures(fam: Family) -> list:

@@ -41,7 +41,8 @@ def _judged(qrels, q):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_retrieved_universe_is_the_mean_over_orders_of_the_run(seed):
     run, qrels = _trec(seed)
-    res = uefast.evaluate(run, qrels, measures=CLOSED + ["ERR@3", "Q", "Pplus"],
+    res = uefast.evaluate(run, qrels, measures=CLOSED + ["ERR@3", "Q", "Pplus", "NCU",
+                                                     "NCU(nu=p)@2", "JKnDCG(logb=3)@3"],
                           reb_universe="retrieved").to_pylist()
     lab = {(q, d): l for q, d, l in zip(*(qrels[c].to_pylist() for c in ("qid", "docid", "label")))}
     lmax = max(qrels["label"].to_pylist())
@@ -58,8 +59,8 @@ def test_retrieved_universe_is_the_mean_over_orders_of_the_run(seed):
 @pytest.mark.parametrize("N", [6, 8])
 def test_collection_universe_is_the_mean_over_orders_of_the_collection(N):
     run, qrels = _trec(2)
-    res = uefast.evaluate(run, qrels, measures=CLOSED, reb_universe="collection",
-                          collection_size=N)
+    res = uefast.evaluate(run, qrels, measures=CLOSED + ["JKnDCG(logb=3)@3"],
+                          reb_universe="collection", collection_size=N)
     settings = json.loads(res.schema.metadata[b"uefast.settings"])
     assert settings["reb_universe"] == "collection" and settings["collection_size"] == N
     lmax = max(qrels["label"].to_pylist())

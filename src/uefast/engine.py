@@ -301,7 +301,8 @@ def judged_stats(joff: np.ndarray, jperm: np.ndarray, has_jperm: bool, jlab: np.
     nj = np.zeros(nq, np.int64)
     tabs = judged_tables(joff, plan, collection_size)
     joff = _ro(joff, np.int64)
-    ideal = np.zeros(int(joff[-1]) if plan.keep_ideal and len(joff) else 0, np.int64)
+    # every query writes its slice ideal[joff[q]:joff[q+1]]: no zeroing needed
+    ideal = np.empty(int(joff[-1]) if plan.keep_ideal and len(joff) else 0, np.int64)
     normed = plan.normed if plan.normed is not None else np.zeros(nm, np.bool_)
     if backend == "cuda":
         return _judged_stats_cuda(joff, jperm, has_jperm, jlab, plan, max_label, collection_size,

@@ -421,6 +421,9 @@ def _evaluate_trec(run_t, qrels_t, mlist, ties, reb, rel_level, queries, negativ
     rebs = judged.reb[q_of]
     if retrieved:
         rr = retrieved_reb(g.offsets, g.perm, g.has_perm, labels, qref, plan, judged, backend)
+        if flags:  # families that read judged flags: a random order of the flags
+            rr[:, flags] = retrieved_reb(g.offsets, g.perm, g.has_perm, (hit >= 0).astype(np.int8),
+                                         qref, plan, judged, backend)[:, flags]
         if gj is not None:
             rr[:, cond] = retrieved_reb(gj.offsets, gj.perm, gj.has_perm, labels, qref, plan,
                                         judged, backend)[:, cond]

@@ -9,6 +9,16 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from uefast.kernels.ntcir import (
+    jkdcg_iub_r,
+    jkdcg_plain_r,
+    jkdcg_reb_r,
+    jkdcg_tied_r,
+    ncu_iub_r,
+    ncu_plain_r,
+    ncu_reb_r,
+    ncu_tied_r,
+)
 from uefast.kernels.routines import (
     ap_iub_r,
     ap_paper_r,
@@ -57,6 +67,10 @@ from uefast.kernels.routines import (
     rbp_plain_r,
     rbp_reb_r,
     rbp_tied_r,
+    rbpres_iub_r,
+    rbpres_plain_r,
+    rbpres_reb_r,
+    rbpres_tied_r,
     rprec_plain_r,
     rprec_reb_r,
     rprec_tied_r,
@@ -101,9 +115,12 @@ K_E = 16
 K_BPREF = 17
 K_JUDGED = 18
 K_TBG = 19
+K_JKNDCG = 30
+K_NCU = 31
+K_RBP_RESIDUAL = 32
 
 #: the kernel codes the functions below handle (the registry checks a family's)
-DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
+DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 30, 31, 32})
 
 # inlined into the drivers' loops (Numba IR): a call per measure and query cost the core
 # benchmark ~4% CPU time; the tie-aware dispatch (the larger one) stays a call
@@ -154,6 +171,12 @@ def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, id
         return p_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     if kind == K_TBG:
         return tbg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if kind == K_JKNDCG:
+        return jkdcg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if kind == K_NCU:
+        return ncu_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if kind == K_RBP_RESIDUAL:
+        return rbpres_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     return np.nan
 
 
@@ -200,6 +223,12 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs
         return p_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     if kind == K_TBG:
         return tbg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if kind == K_JKNDCG:
+        return jkdcg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if kind == K_NCU:
+        return ncu_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if kind == K_RBP_RESIDUAL:
+        return rbpres_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     return np.nan
 
 
@@ -246,6 +275,12 @@ def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
         return p_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     if kind == K_TBG:
         return tbg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_JKNDCG:
+        return jkdcg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_NCU:
+        return ncu_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_RBP_RESIDUAL:
+        return rbpres_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     return np.nan
 
 
@@ -292,6 +327,12 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
         return p_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     if kind == K_TBG:
         return tbg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if kind == K_JKNDCG:
+        return jkdcg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if kind == K_NCU:
+        return ncu_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if kind == K_RBP_RESIDUAL:
+        return rbpres_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     return np.nan
 
 

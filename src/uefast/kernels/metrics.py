@@ -33,7 +33,7 @@ import numpy as np
 
 __all__ = ["gain", "dcg_plain", "dcg_tied", "relcount_plain", "relcount_tied", "rbp_plain", "rbp_tied",
            "sp_plain", "sp_tied", "ap_denominator", "rr_plain", "rr_tied", "success_plain",
-           "success_tied", "err_plain", "err_tied", "err_depth", "theta"]
+           "success_tied", "err_plain", "err_tied", "err_reb", "err_depth", "theta"]
 
 NORM_REL, NORM_K, NORM_MIN = 0, 1, 2
 
@@ -412,8 +412,10 @@ def err_tied(lab, gend, ng, n, k, lmax, gtype, f):
         for j in range(1, t + 1):
             th = theta(lab[start + j - 1], lmax, gtype)
             y = 1.0 - th
+            inv = 1.0 / j  # one division per document, not two per (document, depth)
             for m in range(min(j, kg), 0, -1):
-                f[m] = ((j - m) / j) * f[m] + (m / j) * (th + y * f[m - 1])
+                w = m * inv
+                f[m] = (1.0 - w) * f[m] + w * (th + y * f[m - 1])
         part = 0.0
         for m in range(1, kg + 1):
             part += (f[m] - f[m - 1]) / (start + m)
@@ -421,3 +423,78 @@ def err_tied(lab, gend, ng, n, k, lmax, gtype, f):
         stay *= prod
         start = end
     return s
+
+
+@_jit
+def err_reb(lab, n, k, lmax, gtype, gend, f):
+    """E[ERR@k] over uniformly random orders of the n judged labels ``lab`` (sorted descending):
+    :func:`err_tied` with one group, but run over the blocks of equal labels (at most one per
+    grade) instead of over the documents when that is cheaper: merging an urn A of a documents
+    (complements q_A(i) = 1 - E^A_i, E^A_i the mean product of y = 1 - theta over i of them
+    drawn at random) with a block of c documents of one y gives
+
+        q(m) = sum_i H(i; a + c, c, m) [q_A(m - i) + (1 - q_A(m - i)) (1 - y^i)],
+
+    H the hypergeometric probability of drawing i of the block's documents among m (a sum of
+    non-negative terms, as the DP's complement form; 1 - y^i = sum_{j<i} y^j theta). A block costs
+    O(M^2), M = :func:`err_depth`, instead of O(c M): with b blocks, O(b M^2) against O(n M).
+    ``gend`` is scratch of length >= 1, ``f`` of length >= n + 2."""
+    K = _cut(k, n)
+    npos = 0  # theta > 0 exactly for labels > 0, and the smallest is the last positive's
+    nb = 0
+    for j in range(n):
+        if j == 0 or lab[j] != lab[j - 1]:
+            nb += 1
+        if lab[j] > 0:
+            npos += 1
+    if npos == 0:
+        return 0.0
+    kg = err_depth(n, npos, theta(lab[npos - 1], lmax, gtype), K)
+    # the choice depends on the query only (n, its grades, M), never on the scratch's length, so
+    # that a query's REB is bit-identical whatever the chunk or row layout
+    if nb * kg > n or 3 * (kg + 1) > n + 2:
+        gend[0] = n  # the per-document DP is cheaper (or the scratch may be short)
+        return err_tied(lab, gend, np.int64(1), n, k, lmax, gtype, f)  # int64: compiled once
+    qa = f[0:kg + 1]
+    qb = f[kg + 1:2 * kg + 2]
+    h = f[2 * kg + 2:3 * kg + 3]
+    qa[0] = 0.0
+    a = 0
+    i0 = 0
+    while i0 < n:
+        i1 = i0 + 1
+        while i1 < n and lab[i1] == lab[i0]:
+            i1 += 1
+        c = i1 - i0
+        th = theta(lab[i0], lmax, gtype)
+        y = 1.0 - th
+        an = a + c
+        top = min(an, kg)
+        h[0] = 1.0
+        for m in range(top + 1):
+            if m > 0:  # the row H(. ; an, c, m) from the row at m - 1
+                inv = 1.0 / (an - m + 1.0)
+                hi = min(m, c)
+                if hi == m:
+                    h[hi] = 0.0
+                for i in range(hi, 0, -1):
+                    h[i] = (h[i] * (a - m + 1.0 + i) + h[i - 1] * (c - i + 1.0)) * inv
+                h[0] = h[0] * (a - m + 1.0) * inv
+            s = 0.0
+            omy = 0.0  # 1 - y^i
+            yi = 1.0
+            for i in range(min(m, c) + 1):
+                if m - i <= a:
+                    qv = qa[m - i]
+                    s += h[i] * (qv + (1.0 - qv) * omy)
+                omy += yi * th
+                yi *= y
+            qb[m] = s
+        for m in range(top + 1):
+            qa[m] = qb[m]
+        a = an
+        i0 = i1
+    part = 0.0
+    for m in range(1, kg + 1):
+        part += (qa[m] - qa[m - 1]) / m
+    return part

@@ -23,7 +23,6 @@ and in each routine's primitive (:mod:`uefast.kernels.metrics`, :mod:`uefast.ker
 from __future__ import annotations
 
 import numba as nb
-import numpy as np
 
 from uefast.kernels.metrics import (
     _cut,
@@ -33,6 +32,7 @@ from uefast.kernels.metrics import (
     dcg_plain,
     dcg_tied,
     err_plain,
+    err_reb,
     err_tied,
     rbp_plain,
     rbp_tied,
@@ -46,7 +46,7 @@ from uefast.kernels.metrics import (
     success_tied,
 )
 from uefast.kernels.sakai import (bpref_plain, bpref_tied, o_plain, o_tied, pplus_plain,
-                                  pplus_tied, q_plain, q_tied)
+                                  pplus_tied, q_plain, q_reb, q_tied)
 
 _jit = nb.njit(cache=True, nogil=True)
 # the uniform wrappers are inlined into the dispatch at Numba IR level: the dispatch then calls
@@ -306,9 +306,8 @@ def err_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
 @_wrap
 def err_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """E[ERR@k] = sum_r (E_{r-1} - E_r)/r, E_m = e_m(y)/C(n,m): the tie-aware routine on one
-    group of all n judged documents."""
-    gend[0] = n
-    return err_tied(lab, gend, np.int64(1), n, k, fp, gtype, scratch)  # int64: compiled once
+    group of all n judged documents, by blocks of equal labels where cheaper (:func:`err_reb`)."""
+    return err_reb(lab, n, k, fp, gtype, gend, scratch)
 
 
 # ------------------------------------------------------------------ RBP (binary or graded)
@@ -375,6 +374,31 @@ def rbp_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     if nrel == 0:
         return 0.0
     return nrel / n * (1.0 - fp ** _cut(k, n))
+
+
+# ------------------------------------------------------------------ RBP's residual (judged flags)
+# The routines read 1 for a judged document and 0 for an unjudged one (label_source="judged"):
+# residual@k = (1-p) sum_{i<=K, unjudged} p^(i-1) + p^K = 1 - RBP of the judged flags to depth K.
+@_wrap
+def rbpres_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return 1.0 - rbp_plain(lab, n, k, 1, fp)
+
+
+@_wrap
+def rbpres_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return 1.0 - rbp_tied(lab, gend, ng, n, k, 1, fp)
+
+
+@_wrap
+def rbpres_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """The best (smallest) residual: the judged documents first (flags sorted descending)."""
+    return 1.0 - rbp_plain(lab, n, k, 1, fp)
+
+
+@_wrap
+def rbpres_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """1 - (J / n)(1 - p^K), J the judged documents among the n."""
+    return 1.0 - nrel / n * (1.0 - fp ** _cut(k, n))
 
 
 # ------------------------------------------------------------------ F and E (van Rijsbergen)
@@ -448,8 +472,7 @@ def q_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """E[Q@k]: the tie-aware form with one group of all n judged documents (``lab`` is also
     the ideal ranking): sum_{m<K} (S/n + m (R-1) S/(n(n-1))) / (m+1 + beta cg*(m+1)) / min(R, k),
     S = R + beta * gsum. O(K)."""
-    gend[0] = n
-    return q_tied(lab, gend, 1, n, k, gtype, fp, nrel, lab[:n])
+    return q_reb(lab, n, k, gtype, fp, nrel, gsum)
 
 
 @_wrap

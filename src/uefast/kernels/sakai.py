@@ -31,18 +31,22 @@ import numba as nb
 
 from uefast.kernels.metrics import _cut, gain
 
-__all__ = ["q_plain", "q_tied", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
+__all__ = ["q_plain", "q_tied", "q_reb", "ncu_plain", "ncu_tied", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
 
 _jit = nb.njit(cache=True, nogil=True)
+# the shared blended-ratio helpers are inlined at Numba IR level into their callers: as separate
+# functions each compiled once per argument-type variant (read-only or writable arrays, slices),
+# 8 signatures of _br_group alone, which made the cold first call ~20 % slower to compile
+_inl = nb.njit(cache=True, nogil=True, inline="always")
 
 
-@_jit
-def q_plain(lab, n, k, gtype, beta, nrel, ideal):
-    """Q@k = (1 / min(R, k)) sum_{r<=K} I(r) BR(r) (R = Np; no cutoff: divided by R), 0 when
-    R = 0 (Sakai 2004; NTCIREVAL's Q-measure)."""
-    if nrel == 0:
-        return 0.0
-    K = _cut(k, n)
+@_inl
+def _br_walk(lab, K, gtype, beta, ideal, stop, wgain):
+    """The blended-ratio walk shared by Q, P+ and NCU: (sum of w(r) BR(r) over the relevant
+    ranks r <= K, C at the last rank summed), w(r) = 1, or the gain g(l_r) when ``wgain`` (NCU's
+    graded-uniform stop weights, before their division by the judged gain sum), stopping after
+    the first document of label ``stop`` (a ``stop`` below 1 never stops). ``ideal`` is the ideal
+    ranking (cg*(r) = its gain sum to r)."""
     ni = ideal.shape[0]
     s = 0.0
     cg = 0.0
@@ -53,19 +57,75 @@ def q_plain(lab, n, k, gtype, beta, nrel, ideal):
             cgi += gain(ideal[i], gtype)
         if lab[i] >= 1:
             c += 1
-            cg += gain(lab[i], gtype)
-            s += (c + beta * cg) / (i + 1.0 + beta * cgi)
-    return s / (min(nrel, k) if k > 0 else nrel)
+            g = gain(lab[i], gtype)
+            cg += g
+            br = (c + beta * cg) / (i + 1.0 + beta * cgi)
+            s += g * br if wgain else br
+            if lab[i] == stop:
+                return s, c
+    return s, c
+
+
+@_inl
+def _br_group(lab, start, end, K, gtype, beta, ideal, r_before, g_before, cgi, wgain):
+    """One tie group's part of the tie-aware sum of w(p) BR(p), shared by Q, P+ and NCU (w as in
+    :func:`_br_walk`). The group (positions start..end-1, t documents) holds r relevant ones of
+    gain sum G; with v_j = 1 + beta g_j for its relevant documents (0 otherwise), W = sum w_j,
+    V = r + beta G, D = sum w_j v_j and A = R_< + beta CG_<, its m-th position (m = 0, 1, ...)
+    has E[w(p) (C(p) + beta cg(p))] = (A W + D)/t + m (W V - D)/(t (t - 1)) (McSherry & Najork's
+    argument: the document at p is any of the t alike, the m before it a random m of the other
+    t - 1; w = [relevant] gives the module docstring's formula). Its positions before K add that
+    over i + 1 + beta cg*(i + 1), i = start + m. Returns (that sum, r, G, cg* at the last
+    position read), ``cgi`` being cg* before the group."""
+    t = end - start
+    r = 0
+    gs = 0.0
+    w_sum = 0.0
+    d_sum = 0.0
+    for i in range(start, end):
+        if lab[i] >= 1:
+            r += 1
+            g = gain(lab[i], gtype)
+            gs += g
+            w = g if wgain else 1.0
+            w_sum += w
+            d_sum += w * (1.0 + beta * g)
+    a = (w_sum * (r_before + beta * g_before) + d_sum) / t
+    b = (w_sum * (r + beta * gs) - d_sum) / (t * (t - 1.0)) if t > 1 else 0.0
+    s, cgi = _br_positions(start, min(end, K), a, b, beta, ideal, gtype, cgi)
+    return s, r, gs, cgi
+
+
+@_inl
+def _br_positions(start, stop, a, b, beta, ideal, gtype, cgi):
+    """sum_{i=start}^{stop-1} (a + (i - start) b) / (i + 1 + beta cg*(i + 1)), the expected
+    blended-ratio numerators of a tie group over their denominators; ``cgi`` is cg*(start) and
+    (sum, cg*(stop)) is returned (0 terms skipped: a group without relevant documents only
+    advances cg*)."""
+    ni = ideal.shape[0]
+    s = 0.0
+    for i in range(start, stop):
+        if i < ni:
+            cgi += gain(ideal[i], gtype)
+        if a != 0.0 or b != 0.0:
+            s += (a + (i - start) * b) / (i + 1.0 + beta * cgi)
+    return s, cgi
 
 
 @_jit
-def q_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
-    """Tie-aware Q@k: the expectation of :func:`q_plain` over the orders consistent with the tie
-    groups ``gend[0:ng]``, by the group formula of the module docstring (O(n))."""
+def q_plain(lab, n, k, gtype, beta, nrel, ideal):
+    """Q@k = (1 / min(R, k)) sum_{r<=K} I(r) BR(r) (R = Np; no cutoff: divided by R), 0 when
+    R = 0 (Sakai 2004; NTCIREVAL's Q-measure)."""
     if nrel == 0:
         return 0.0
-    K = _cut(k, n)
-    ni = ideal.shape[0]
+    s, _ = _br_walk(lab, _cut(k, n), gtype, beta, ideal, 0, False)
+    return s / (min(nrel, k) if k > 0 else nrel)
+
+
+@_inl
+def _br_tied(lab, gend, ng, K, gtype, beta, ideal, wgain):
+    """The tie-aware sum of w(p) BR(p) over positions < K (w as in :func:`_br_walk`): the groups
+    ``gend[0:ng]`` one after the other through :func:`_br_group`."""
     s = 0.0
     cgi = 0.0
     r_before = 0.0
@@ -75,25 +135,38 @@ def q_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
         end = gend[g]
         if start >= K:
             break
-        t = end - start
-        r = 0
-        gs = 0.0
-        for i in range(start, end):
-            if lab[i] >= 1:
-                r += 1
-                gs += gain(lab[i], gtype)
-        S = r + beta * gs
-        a = r / t * (r_before + beta * g_before) + S / t
-        b = (r - 1.0) * S / (t * (t - 1.0)) if t > 1 else 0.0
-        for m in range(min(end, K) - start):
-            i = start + m
-            if i < ni:
-                cgi += gain(ideal[i], gtype)
-            if r > 0:
-                s += (a + m * b) / (i + 1.0 + beta * cgi)
+        part, r, gs, cgi = _br_group(lab, start, end, K, gtype, beta, ideal, r_before, g_before,
+                                     cgi, wgain)
+        s += part
         r_before += r
         g_before += gs
         start = end
+    return s
+
+
+@_jit
+def q_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
+    """Tie-aware Q@k: the expectation of :func:`q_plain` over the orders consistent with the tie
+    groups ``gend[0:ng]``, by the group formula of the module docstring (O(n))."""
+    if nrel == 0:
+        return 0.0
+    s = _br_tied(lab, gend, ng, _cut(k, n), gtype, beta, ideal, False)
+    return s / (min(nrel, k) if k > 0 else nrel)
+
+
+@_jit
+def q_reb(lab, n, k, gtype, beta, nrel, gsum):
+    """E[Q@k] over uniformly random orders of the n judged labels ``lab`` (sorted descending, so
+    also the ideal ranking), ``gsum`` their gain sum: :func:`q_tied` with one group of all n
+    documents, whose relevant count R = ``nrel`` and gain sum are known, so
+    sum_{m<K} (S/n + m (R-1) S/(n(n-1))) / (m+1 + beta cg*(m+1)) / min(R, k), S = R + beta gsum.
+    O(K), one pass."""
+    if nrel == 0:
+        return 0.0
+    S = nrel + beta * gsum
+    a = S / n
+    b = (nrel - 1.0) * S / (n * (n - 1.0)) if n > 1 else 0.0
+    s, _ = _br_positions(0, _cut(k, n), a, b, beta, lab[:n], gtype, 0.0)
     return s / (min(nrel, k) if k > 0 else nrel)
 
 
@@ -170,21 +243,8 @@ def pplus_plain(lab, n, gtype, beta, ideal):
         top = max(top, lab[i])
     if top < 1:
         return 0.0
-    ni = ideal.shape[0]
-    s = 0.0
-    cg = 0.0
-    cgi = 0.0
-    c = 0
-    for i in range(n):
-        if i < ni:
-            cgi += gain(ideal[i], gtype)
-        if lab[i] >= 1:
-            c += 1
-            cg += gain(lab[i], gtype)
-            s += (c + beta * cg) / (i + 1.0 + beta * cgi)
-            if lab[i] == top:
-                return s / c
-    return 0.0  # pragma: no cover (the top level is in the list)
+    s, c = _br_walk(lab, n, gtype, beta, ideal, top, False)  # stops at rp (the top level is present)
+    return s / c
 
 
 @_jit
@@ -217,29 +277,24 @@ def pplus_tied(lab, gend, ng, n, gtype, beta, ideal):
     for g in range(ng):
         end = gend[g]
         t = end - start
-        r = 0
         h = 0
+        for i in range(start, end):
+            if lab[i] == top:
+                h += 1
+        if h == 0:  # a group before g*: the Q-measure group formula over all its positions
+            part, r, gs, cgi = _br_group(lab, start, end, end, gtype, beta, ideal, r_before,
+                                         g_before, cgi, False)
+            acc_a += part
+            r_before += r
+            g_before += gs
+            start = end
+            continue
+        r = 0
         gs = 0.0
         for i in range(start, end):
             if lab[i] >= 1:
                 r += 1
                 gs += gain(lab[i], gtype)
-                if lab[i] == top:
-                    h += 1
-        if h == 0:
-            S = r + beta * gs
-            a = r / t * (r_before + beta * g_before) + S / t
-            b = (r - 1.0) * S / (t * (t - 1.0)) if t > 1 else 0.0
-            for m in range(t):
-                i = start + m
-                if i < ni:
-                    cgi += gain(ideal[i], gtype)
-                if r > 0:
-                    acc_a += (a + m * b) / (i + 1.0 + beta * cgi)
-            r_before += r
-            g_before += gs
-            start = end
-            continue
         gtop = gain(top, gtype)
         rp = r - h  # other relevant documents of the group
         gbar = (gs - h * gtop) / rp if rp > 0 else 0.0
@@ -329,3 +384,34 @@ def bpref_tied(lab, gend, ng, n, rel, nrel, nnon):
         before += m
         start = end
     return s / nrel
+
+
+@_inl
+def _gain_total(ideal, gtype):
+    g = 0.0
+    for i in range(ideal.shape[0]):
+        g += gain(ideal[i], gtype)
+    return g
+
+
+@_jit
+def ncu_plain(lab, n, k, gtype, beta, ideal):
+    """NCU@k with graded-uniform stop probabilities (stop values = gain values, NTCIREVAL's
+    default): sum_{r<=K} I(r) (g(l_r) / G) NU(r), G the gain sum of the judged documents, NU the
+    blended ratio BR(r) (``NCUgu,BR``) or, with beta = 0, precision (``NCUgu,P``); 0 when G = 0
+    (Sakai & Robertson, EVIA 2008; NTCIREVAL's NCU). Q-measure is the same sum with uniform stops."""
+    total = _gain_total(ideal, gtype)
+    if total <= 0.0:
+        return 0.0
+    s, _ = _br_walk(lab, _cut(k, n), gtype, beta, ideal, 0, True)
+    return s / total
+
+
+@_jit
+def ncu_tied(lab, gend, ng, n, k, gtype, beta, ideal):
+    """Tie-aware NCU@k: the expectation of :func:`ncu_plain` over the orders consistent with the
+    tie groups, by :func:`_br_group` with gain weights (O(n))."""
+    total = _gain_total(ideal, gtype)
+    if total <= 0.0:
+        return 0.0
+    return _br_tied(lab, gend, ng, _cut(k, n), gtype, beta, ideal, True) / total

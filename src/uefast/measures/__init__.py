@@ -4,7 +4,8 @@ Measure strings follow ir_measures where it has a name::
 
     nDCG@10   nDCG(gain=exp)@10   DCG@5   AP   AP@10   AP(norm=k)@10   SP@10
     P@10   P(rel=2)@10   R@100   Rprec   RR   RR@10   ERR@20   ERR(lmax=4)@20   RBP(p=0.8)
-    Success@10   Q   Q(beta=2)@10   nERR@10   O
+    Success@10   Q   Q(beta=2)@10   nERR@10   O   JKnDCG(logb=2)@10   NCU   NCU(nu=p)
+    RBP-residual(p=0.8)
 
 ``str(measure)`` is the canonical form (defaults left out) and ``parse_measure(str(m)) == m``.
 Parameters:
@@ -18,10 +19,14 @@ Parameters:
 * ``lmax`` -- ERR's / nERR's top grade; ``None`` means the largest label in the evaluated data.
 * ``p``    -- RBP persistence.
 * ``beta`` -- Q- and O-measure's weight of the cumulative gain in the blended ratio (default 1).
+* ``logb`` -- JKnDCG's logarithm base b > 1 (ranks below b are not discounted; default 2).
+* ``nu``   -- NCU's utility: ``br`` (the blended ratio) or ``p`` (precision).
 * ``judged`` -- on every measure: ``only`` computes it on the condensed list (the run's unjudged
   documents removed before ranking: AP', Q', nDCG' of the literature), ``all`` (default) not.
 
 Paper aliases: ``PaperAP@k`` is ``AP(norm=k)@k`` and ``MSP@k`` is ``SP@k`` (Santu & Feng 2022).
+NTCIREVAL's names: ``MSnDCG@k`` is ``nDCG@k``, ``NCUguBR`` / ``NCUguP`` are ``NCU`` / ``NCU(nu=p)``,
+``nDCG-orig@k`` is ``JKnDCG@k`` (docs/ntcireval.md).
 ir_measures' ``nDCG(dcg='exp-log2')@10`` (and ``dcg='log2'``) are read as ``gain=exp`` (``lin``).
 
 Every family is a :class:`~uefast.measures._family.Family` in :data:`FAMILIES`; see

@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from uefast.errors import InputError, MeasureParseError
+from uefast.kernels import ntcir as nt
 from uefast.kernels import routines as r
 from uefast.kernels import tbg as tbg_k
 from uefast.measures._family import Family, KernelParams, PlanContext, register
@@ -170,6 +171,7 @@ register(Family(
     source="Jarvelin & Kekalainen, TOIS 2002", plain=r.dcg_plain_r, tied=r.dcg_tied_r,
     iub=r.dcg_iub_r, reb=r.dcg_reb_r, paper_reb=r.dcg_paper_r, kernel_params=_dcg,
     params={"gain": "lin"}, choices=_LIN_EXP, aliases=("NDCG", "ndcg"), normalised=True,
+    fixed_aliases={"MSnDCG": {"gain": "lin"}},
     state=("gain_sum",), sorted_labels="top_k",
     external={"trec_eval_alias": "ndcg", "trec_eval_cut": "ndcg_cut_{k}",
               "ir_measures": "nDCG", "ntcireval": "MSnDCG"},
@@ -320,3 +322,60 @@ register(Family(
             "pc0": 0.39, "ps1": 0.77, "length": 1000.0, "lengths": "const"},
     choices={"lengths": ("const", "doc")}, sorted_labels="top_k",
     collection_reb="closed", aliases=("tbg",)))
+
+
+def _jkndcg(m: Any, ctx: PlanContext) -> KernelParams:
+    gtype = 0 if m.param("gain") == "lin" else ctx.exp_gtype
+    return KernelParams(gtype=gtype, fparam=float(m.param("logb")))
+
+
+def _ncu(m: Any, ctx: PlanContext) -> KernelParams:
+    gtype = 0 if m.param("gain") == "lin" else _raw_exp(m, ctx)
+    beta = float(m.param("beta")) if m.param("nu") == "br" else 0.0
+    return KernelParams(gtype=gtype, rel=1, fparam=beta)
+
+
+def _ncu_check(cutoff: Any, params: dict, text: str) -> None:
+    if params.get("nu", "br") == "p" and params.get("beta", 1.0) != 1.0:
+        raise MeasureParseError(f"measure {text!r}: `beta` is for NCU(nu=br) (the blended "
+                                f"ratio); NCU(nu=p) uses precision")
+
+
+# NTCIREVAL's cumulative-gain variants (kernels/ntcir.py); codes from 30 on
+register(Family(
+    name="JKnDCG", code=30,
+    description="original nDCG (Jarvelin & Kekalainen): no discount above rank b, then 1/log_b r",
+    formula="nDCG_b@k = DCG_b@k / ideal DCG_b@k, DCG_b@k = sum_{r<=k} g(l_r) / max(1, log_b r) "
+            "(r = 1 undiscounted); b >= k + 1 gives nCG@k",
+    source="Jarvelin & Kekalainen, TOIS 20(4) 2002; NTCIREVAL's nDCG@l (--logb, default 2)",
+    plain=nt.jkdcg_plain_r, tied=nt.jkdcg_tied_r, iub=nt.jkdcg_iub_r, reb=nt.jkdcg_reb_r,
+    kernel_params=_jkndcg, params={"gain": "lin", "logb": 2.0}, choices=_LIN_EXP,
+    aliases=("nDCG-orig",), normalised=True, state=("gain_sum",), sorted_labels="top_k",
+    collection_reb="cutoff", external={"ntcireval": "nDCG"}))
+register(Family(
+    name="NCU", code=31,
+    description="normalised cumulative utility, graded-uniform stops (stop value = gain)",
+    formula="NCU@k = sum_{r<=k} I(r) (g(l_r)/G) NU(r), G the judged gain sum, NU = BR(r) = "
+            "(C(r) + beta cg(r)) / (r + beta cg*(r)) (nu=br) or C(r)/r (nu=p)",
+    source="Sakai & Robertson, EVIA 2008 (NTCIREVAL's NCUgu,BR and NCUgu,P)",
+    plain=nt.ncu_plain_r, tied=nt.ncu_tied_r, iub=nt.ncu_iub_r, reb=nt.ncu_reb_r,
+    kernel_params=_ncu, params={"nu": "br", "beta": 1.0, "gain": "lin"},
+    choices={"nu": ("br", "p"), **_LIN_EXP}, check=_ncu_check,
+    fixed_aliases={"NCUguBR": {"nu": "br"}, "NCUguP": {"nu": "p"}},
+    state=("nrel", "ideal"), sorted_labels="all", external={"ntcireval": "NCUgu,BR"}))
+
+
+def _rbpres(m: Any, ctx: PlanContext) -> KernelParams:
+    return KernelParams(rel=1, fparam=float(m.param("p")))
+
+
+register(Family(
+    name="RBP-residual", code=32,
+    description="RBP's residual: the most RBP could gain if unjudged and unseen documents were "
+                "fully relevant (lower is better)",
+    formula="res@k = (1-p) sum_{i<=K, i unjudged} p^(i-1) + p^K, K = min(k, run length) (no "
+            "cutoff: K = run length); the same for binary and graded RBP (g(l)/g(lmax) <= 1)",
+    source="Moffat & Zobel, TOIS 27(1) 2008, section 4 (residuals)",
+    plain=r.rbpres_plain_r, tied=r.rbpres_tied_r, iub=r.rbpres_iub_r, reb=r.rbpres_reb_r,
+    kernel_params=_rbpres, params={"p": 0.8}, always_show=("p",), aliases=("RBPres",),
+    label_source="judged", iub_exact=False, sorted_labels="top_k", collection_reb="closed"))

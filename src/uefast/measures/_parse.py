@@ -16,11 +16,11 @@ __all__ = ["Measure", "parse_measure", "parse_measures", "split_measure_list"]
 
 #: how a parameter's text is read and checked, by parameter name; parameters not listed here
 #: must be choice parameters (``Family.choices``)
-PARAM_KINDS = {"rel": "int", "lmax": "int", "p": "prob", "beta": "nonneg",
+PARAM_KINDS = {"rel": "int", "lmax": "int", "p": "prob", "beta": "nonneg", "logb": "base",
                # time-biased gain (kernels/tbg.py): seconds, words, probabilities
                "h": "pos", "ts": "nonneg", "alpha": "nonneg", "length": "nonneg",
                "pc1": "unit", "pc0": "unit", "ps1": "unit"}
-_REAL_KINDS = ("prob", "nonneg", "pos", "unit")
+_REAL_KINDS = ("prob", "nonneg", "pos", "unit", "base")
 
 
 @dataclass(frozen=True)
@@ -159,6 +159,9 @@ def _validate(name: str, cutoff: Any, params: dict[str, Any], text: str):
                                     f"got {v!r}")
         if kind == "unit" and not (real and 0.0 <= v <= 1.0):
             raise MeasureParseError(f"measure {text!r}: `{key}` must be in [0, 1], got {v!r}")
+        if kind == "base" and not (real and 1.0 < v < float("inf")):
+            raise MeasureParseError(f"measure {text!r}: `{key}` (a logarithm's base) must be a "
+                                    f"finite number > 1, got {v!r}")
     if d.check is not None:
         d.check(cutoff, params, text)
 

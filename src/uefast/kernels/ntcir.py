@@ -1,0 +1,132 @@
+"""NTCIREVAL's cumulative-gain variants that no other family computes (Numba): the original
+nDCG of Järvelin & Kekäläinen with a logarithm base b (NTCIREVAL's ``nDCG@l``), and normalised
+cumulative utility with graded-uniform stops (NTCIREVAL's ``NCUgu,BR`` / ``NCUgu,P``), each in
+the four routines of the registry's signature (:mod:`uefast.kernels.routines`).
+
+Original DCG (Järvelin & Kekäläinen, TOIS 20(4) 2002; NTCIREVAL ``--logb``): the gain at rank r
+is discounted by 1 / max(1, log_b r), i.e. not at all for r < b, so
+
+    DCG_b@k = sum_{r<=K} g(l_r) d_b(r),   d_b(r) = 1 if r < b (and r = 1), else 1 / log_b(r),
+
+and nDCG_b@k = DCG_b@k / DCG_b@k of the ideal ranking. It is rank-linear, so the tie-aware value
+is sum over tie groups of the group's mean gain times its discounts (McSherry & Najork 2008,
+SPEC_math §5) and REB = (gain sum / n) sum_{r<=K} d_b(r) (SPEC_math §1). MSnDCG (Burges et al.
+2005, log2(r + 1)) is the family ``nDCG``; with b >= K + 1 no rank is discounted (nCG@K).
+
+NCU (Sakai & Robertson, EVIA 2008): :func:`uefast.kernels.sakai.ncu_plain`. Unlike
+:mod:`uefast.kernels.metrics`' DCG, the discount here depends on the base ``fp``, so it is
+computed (one logarithm per rank) rather than read from the log2 tables.
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from uefast.kernels.metrics import _cut, gain
+from uefast.kernels.sakai import ncu_plain, ncu_tied
+
+__all__ = ["jk_discount", "jkdcg_plain_r", "jkdcg_tied_r", "jkdcg_iub_r", "jkdcg_reb_r",
+           "ncu_plain_r", "ncu_tied_r", "ncu_iub_r", "ncu_reb_r"]
+
+_jit = nb.njit(cache=True, nogil=True)
+_wrap = nb.njit(cache=True, nogil=True, inline="always")
+
+
+@_jit
+def jk_discount(r, base):
+    """d_b(r) = 1 for r = 1 or r < b, else 1 / log_b(r) = ln b / ln r (NTCIREVAL's
+    ``_orig_dcglog``)."""
+    if r == 1 or r < base:
+        return 1.0
+    return math.log(base) / math.log(r)
+
+
+@_jit
+def _jk_discount_sum(lo, hi, base):
+    """sum_{r=lo+1}^{hi} d_b(r) (ranks, i.e. positions lo..hi-1)."""
+    s = 0.0
+    for i in range(lo, hi):
+        s += jk_discount(i + 1.0, base)
+    return s
+
+
+@_jit
+def jkdcg_plain(lab, n, k, gtype, base):
+    """DCG_b@k of one ordered list (module docstring)."""
+    K = _cut(k, n)
+    s = 0.0
+    for i in range(K):
+        if lab[i] > 0:
+            s += gain(lab[i], gtype) * jk_discount(i + 1.0, base)
+    return s
+
+
+@_jit
+def jkdcg_tied(lab, gend, ng, n, k, gtype, base):
+    """Tie-aware DCG_b@k = sum_g mean_gain(T_g) sum_{r in group g, r<=K} d_b(r)."""
+    K = _cut(k, n)
+    s = 0.0
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        if start >= K:
+            break
+        gs = 0.0
+        for i in range(start, end):
+            gs += gain(lab[i], gtype)
+        if gs > 0.0:
+            s += gs / (end - start) * _jk_discount_sum(start, min(end, K), base)
+        start = end
+    return s
+
+
+# ------------------------------------------------------------------ routines (registry signature)
+@_wrap
+def jkdcg_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return jkdcg_plain(lab, n, k, gtype, fp)
+
+
+@_wrap
+def jkdcg_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return jkdcg_tied(lab, gend, ng, n, k, gtype, fp)
+
+
+@_wrap
+def jkdcg_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """DCG_b@k of the ideal ranking (the maximum: d_b is non-increasing, rearrangement
+    inequality)."""
+    return jkdcg_plain(lab, n, k, gtype, fp)
+
+
+@_wrap
+def jkdcg_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """E[DCG_b@k] = (gsum / n) sum_{r<=K} d_b(r)."""
+    return gsum / n * _jk_discount_sum(0, _cut(k, n), fp)
+
+
+@_wrap
+def ncu_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return ncu_plain(lab, n, k, gtype, fp, ideal)
+
+
+@_wrap
+def ncu_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return ncu_tied(lab, gend, ng, n, k, gtype, fp, ideal)
+
+
+@_wrap
+def ncu_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
+    """NCU@k of the ideal ranking, sum of the top K gains / G (1 without a cutoff): BR <= 1 and
+    the weights of the relevant ranks <= K sum to at most that, and the ideal ranking has BR = 1
+    at every relevant rank."""
+    return ncu_plain(lab, n, k, gtype, fp, lab[:n])
+
+
+@_wrap
+def ncu_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """E[NCU@k] over random orders of the n judged labels (sorted descending, so also the ideal
+    ranking): the tie-aware routine with one group. O(n)."""
+    gend[0] = n
+    return ncu_tied(lab, gend, np.int64(1), n, k, gtype, fp, lab[:n])  # int64: compiled once
