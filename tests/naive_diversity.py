@@ -127,7 +127,10 @@ def ndeval_nrbp(G, w, ranking, p, k):
 
 
 def ndeval_nnrbp(G, w, ranking, p, k):
-    return ndeval_nrbp(G, w, ranking, p, k) / ndeval_nrbp(G, w, greedy_ideal(G, p["alpha"]), p, k)
+    value = ndeval_nrbp(G, w, ranking, p, k)
+    if value == 0:  # no aspect, or no relevant document retrieved (the ideal may be 0 too)
+        return 0.0
+    return value / ndeval_nrbp(G, w, greedy_ideal(G, p["alpha"]), p, k)
 
 
 def ndeval_map_ia(G, w, ranking, p, k):
