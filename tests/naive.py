@@ -147,6 +147,14 @@ def pplus(labels, judged, beta=1.0, gtype="lin"):
     return sum(blended_ratio(labels, ideal, r, beta, gtype) for r in rels) / len(rels)
 
 
+def p_measure(labels, judged, beta=1.0, gtype="lin"):
+    """P-measure = BR(rp), rp the first rank holding the list's top level (0 if none relevant)."""
+    top = max(labels, default=0)
+    if top < 1:
+        return 0.0
+    return blended_ratio(labels, sorted(judged, reverse=True), labels.index(top) + 1, beta, gtype)
+
+
 def bpref(labels, judged, rel=1):
     """trec_eval's bpref on a list of judged documents (the condensed list)."""
     nrel = sum(1 for l in judged if l >= rel)
@@ -219,7 +227,7 @@ def rbp_residual(flags, p=0.8, k=None):
 #: must be here)
 REFERENCE = frozenset({"DCG", "nDCG", "P", "R", "Rprec", "SP", "AP", "RR", "ERR", "RBP",
                        "Success", "Q", "nERR", "O", "Pplus", "F", "E", "bpref", "Judged", "TBG",
-                       "JKnDCG", "NCU", "RBP-residual"})
+                       "JKnDCG", "NCU", "RBP-residual", "Pmeasure"})
 
 
 def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0.8, lmax=4,
@@ -254,6 +262,8 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
         return o_measure(labels, judged, k, beta, gtype)
     if name == "Pplus":
         return pplus(labels, judged, beta, gtype)
+    if name == "Pmeasure":
+        return p_measure(labels, judged, beta, gtype)
     if name == "bpref":
         return bpref(labels, judged, rel)
     if name == "Judged":

@@ -1,4 +1,4 @@
-"""Sakai's measures (Q, nERR, O, P+, AP, and the cumulative-gain variants: original nDCG with
+"""Sakai's measures (Q, nERR, O, P+, P-measure, AP, and the cumulative-gain variants: original nDCG with
 log base b, MSnDCG, NCUgu,BR and NCUgu,P) against NTCIREVAL's semantics (the pyNTCIREVAL package as the oracle), on
 random TREC-style runs and qrels with tied scores (broken by uefast's ``ties="input"`` order, the
 same ranked list handed to pyNTCIREVAL), unjudged retrieved documents and relevant documents the
@@ -64,6 +64,8 @@ def _oracle(name: str, cutoff, beta, ranked, levels, top):
         m = nt.nERR(xrelnum, grades, cutoff)
     elif name == "Pplus":
         m = nt.PPlusMeasure(xrelnum, grades, beta)
+    elif name == "Pmeasure":
+        m = nt.PMeasure(xrelnum, grades, beta)
     elif name in ("JKnDCG", "MSnDCG"):  # normalised by the ideal ranking: 0 when it scores 0
         if sum(xrelnum[1:]) == 0:
             return 0.0
@@ -87,7 +89,8 @@ CASES = [("Q", None, 1.0, "Q"), ("Q", 10, 1.0, "Q@10"), ("Q", 5, 2.0, "Q(beta=2)
          ("Q", None, 0.5, "Q(beta=0.5)"), ("nERR", 10, None, "nERR@10"), ("nERR", 3, None, "nERR@3"),
          ("O", None, 1.0, "O"), ("O", 5, 3.0, "O(beta=3)@5"), ("AP", None, None, "AP"),
          ("AP", 10, None, "AP(norm=min)@10"), ("Pplus", None, 1.0, "P+"),
-         ("Pplus", None, 2.0, "Pplus(beta=2)"),
+         ("Pplus", None, 2.0, "Pplus(beta=2)"), ("Pmeasure", None, 1.0, "P-measure"),
+         ("Pmeasure", None, 3.0, "Pmeasure(beta=3)"),
          # NTCIREVAL's cumulative-gain variants (for nDCG the third field is the log base)
          ("JKnDCG", 10, 2.0, "nDCG-orig@10"), ("JKnDCG", 5, 3.0, "JKnDCG(logb=3)@5"),
          ("JKnDCG", None, 2.0, "JKnDCG"), ("JKnDCG", 4, 5.0, "JKnDCG(logb=5)@4"),

@@ -198,14 +198,15 @@ def test_every_measure_string_parses_back():
 @pytest.mark.parametrize("text,canonical", [
     ("Q", "Q"), ("Q(beta=2)@10", "Q(beta=2.0)@10"), ("Q-measure@5", "Q@5"), ("nERR@10", "nERR@10"),
     ("nERR(gain=exp)@5", "nERR(gain=exp)@5"), ("Pplus", "Pplus"), ("P+", "Pplus"),
-    ("P+(beta=2)", "Pplus(beta=2.0)"), ("O", "O"), ("O-measure(beta=3)@5", "O(beta=3.0)@5"),
+    ("P+(beta=2)", "Pplus(beta=2.0)"), ("P-measure", "Pmeasure"),
+    ("P-measure(beta=2)", "Pmeasure(beta=2.0)"), ("O", "O"), ("O-measure(beta=3)@5", "O(beta=3.0)@5"),
 ])
 def test_new_measure_strings(text, canonical):
     assert str(parse_measure(text)) == canonical
 
 
 @pytest.mark.parametrize("text,match", [
-    ("Pplus@10", "Pplus takes no cutoff"), ("Q(beta=-1)", r"`beta` must be a finite number >= 0"),
+    ("Pplus@10", "Pplus takes no cutoff"), ("P-measure@10", "Pmeasure takes no cutoff"), ("Q(beta=-1)", r"`beta` must be a finite number >= 0"),
     ("Q(beta=x)", "`beta` must be a number"), ("nERR(gain=cubic)@3", "`gain` must be one of"),
 ])
 def test_new_measure_parse_errors(text, match):

@@ -13,7 +13,11 @@ is sum over tie groups of the group's mean gain times its discounts (McSherry & 
 SPEC_math §5) and REB = (gain sum / n) sum_{r<=K} d_b(r) (SPEC_math §1). MSnDCG (Burges et al.
 2005, log2(r + 1)) is the family ``nDCG``; with b >= K + 1 no rank is discounted (nCG@K).
 
-NCU (Sakai & Robertson, EVIA 2008): :func:`uefast.kernels.sakai.ncu_plain`. Unlike
+NCU (Sakai & Robertson, EVIA 2008): :func:`uefast.kernels.sakai.ncu_plain`.
+
+P-measure (Sakai, IPSJ TOD 48(SIG9) 2007; NTCIREVAL's ``P-measure``): the blended ratio at rp,
+the first rank holding the highest level present in the list (P+ averages BR over the relevant
+ranks up to rp instead): :func:`pmeasure_plain`, :func:`pmeasure_tied`. Unlike
 :mod:`uefast.kernels.metrics`' DCG, the discount here depends on the base ``fp``, so it is
 computed (one logarithm per rank) rather than read from the log2 tables.
 """
@@ -28,7 +32,8 @@ from uefast.kernels.metrics import _cut, gain
 from uefast.kernels.sakai import ncu_plain, ncu_tied
 
 __all__ = ["jk_discount", "jkdcg_plain_r", "jkdcg_tied_r", "jkdcg_iub_r", "jkdcg_reb_r",
-           "ncu_plain_r", "ncu_tied_r", "ncu_iub_r", "ncu_reb_r"]
+           "ncu_plain_r", "ncu_tied_r", "ncu_iub_r", "ncu_reb_r", "pmeasure_plain", "pmeasure_tied",
+           "pm_plain_r", "pm_tied_r", "pm_reb_r"]
 
 _jit = nb.njit(cache=True, nogil=True)
 _wrap = nb.njit(cache=True, nogil=True, inline="always")
@@ -130,3 +135,111 @@ def ncu_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     ranking): the tie-aware routine with one group. O(n)."""
     gend[0] = n
     return ncu_tied(lab, gend, np.int64(1), n, k, gtype, fp, lab[:n])  # int64: compiled once
+
+
+@_jit
+def _list_top(lab, n):
+    top = 0
+    for i in range(n):
+        top = max(top, lab[i])
+    return top
+
+
+@_jit
+def pmeasure_plain(lab, n, gtype, beta, ideal):
+    """P-measure = BR(rp) = (C(rp) + beta cg(rp)) / (rp + beta cg*(rp)), rp the rank of the first
+    document of the highest level present in the list; 0 if the list holds no relevant document
+    (Sakai, IPSJ TOD 48(SIG9), 2007; pyNTCIREVAL's PMeasure)."""
+    top = _list_top(lab, n)
+    if top < 1:
+        return 0.0
+    ni = ideal.shape[0]
+    c = 0
+    cg = 0.0
+    cgi = 0.0
+    for i in range(n):
+        if i < ni:
+            cgi += gain(ideal[i], gtype)
+        if lab[i] >= 1:
+            c += 1
+            cg += gain(lab[i], gtype)
+        if lab[i] == top:
+            return (c + beta * cg) / (i + 1.0 + beta * cgi)
+    return 0.0  # pragma: no cover
+
+
+@_jit
+def pmeasure_tied(lab, gend, ng, n, gtype, beta, ideal):
+    """Tie-aware P-measure (the expectation over the orders consistent with the tie groups).
+    The groups before g*, the first group holding a document of the top level L*, only add their
+    relevant count R_< and gain CG_<. In g* (starting after position c; t documents, h of level
+    L*, the nn = t - h others holding r' relevant documents of gain sum G'), the first L* document
+    is at c + m with probability C(t-m, h-1)/C(t, h), and the m - 1 documents before it are a
+    random subset of the nn others, so by linearity
+
+        E[P] = sum_{m=1}^{nn+1} P(m) (R_< + 1 + (m-1) r'/nn
+                                      + beta (CG_< + g(L*) + (m-1) G'/nn)) / (c + m + beta cg*(c + m)).
+
+    O(n); REB (one group of all judged documents) is O(n) too."""
+    top = _list_top(lab, n)
+    if top < 1:
+        return 0.0
+    ni = ideal.shape[0]
+    cgi = 0.0
+    r_before = 0.0
+    g_before = 0.0
+    start = 0
+    for g in range(ng):
+        end = gend[g]
+        t = end - start
+        h = 0
+        r = 0
+        gs = 0.0
+        for i in range(start, end):
+            if lab[i] == top:
+                h += 1
+            if lab[i] >= 1:
+                r += 1
+                gs += gain(lab[i], gtype)
+        if h == 0:
+            for i in range(start, end):
+                if i < ni:
+                    cgi += gain(ideal[i], gtype)
+            r_before += r
+            g_before += gs
+            start = end
+            continue
+        gtop = gain(top, gtype)
+        nn = t - h
+        rrate = (r - h) / nn if nn > 0 else 0.0
+        grate = (gs - h * gtop) / nn if nn > 0 else 0.0
+        pm = h / t
+        out = 0.0
+        for m in range(1, nn + 2):
+            i = start + m - 1
+            if i < ni:
+                cgi += gain(ideal[i], gtype)
+            num = r_before + 1.0 + (m - 1) * rrate + beta * (g_before + gtop + (m - 1) * grate)
+            out += pm * num / (i + 1.0 + beta * cgi)
+            if m <= nn:
+                pm *= (t - m - h + 1.0) / (t - m)  # C(t-m-1, h-1)/C(t-m, h-1)
+        return out
+    return 0.0  # pragma: no cover
+
+
+@_wrap
+def pm_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
+    return pmeasure_plain(lab, n, gtype, fp, ideal)
+
+
+@_wrap
+def pm_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
+    return pmeasure_tied(lab, gend, ng, n, gtype, fp, ideal)
+
+
+@_wrap
+def pm_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
+    """E[P-measure] over random orders of the judged documents: the tie-aware form with one
+    group (``lab``, sorted descending, is also the ideal ranking). O(n)."""
+    gend[0] = n
+    return pmeasure_tied(lab, gend, np.int64(1), n, gtype, fp, lab[:n])

@@ -379,3 +379,15 @@ register(Family(
     plain=r.rbpres_plain_r, tied=r.rbpres_tied_r, iub=r.rbpres_iub_r, reb=r.rbpres_reb_r,
     kernel_params=_rbpres, params={"p": 0.8}, always_show=("p",), aliases=("RBPres",),
     label_source="judged", iub_exact=False, sorted_labels="top_k", collection_reb="closed"))
+
+
+register(Family(
+    name="Pmeasure", code=33,
+    description="P-measure: the blended ratio at the first document of the list's top level",
+    formula="P = BR(rp) = (C(rp) + beta cg(rp)) / (rp + beta cg*(rp)), rp the first rank of the "
+            "highest level present in the list (0 if none is relevant)",
+    source="Sakai, IPSJ TOD 48(SIG9), 2007 (NTCIREVAL's P-measure)",
+    plain=nt.pm_plain_r, tied=nt.pm_tied_r, iub=r.one_iub_r, reb=nt.pm_reb_r,
+    kernel_params=_blended, params={"beta": 1.0, "gain": "lin"}, choices=_LIN_EXP,
+    state=("nrel", "ideal"), sorted_labels="all", cutoff="none", truncatable=False,
+    aliases=("P-measure",), external={"ntcireval": "P-measure"}))
