@@ -1,5 +1,5 @@
 """Sakai's measures (Q, nERR, O, P+, P-measure, AP, and the cumulative-gain variants: original nDCG with
-log base b, MSnDCG, NCUgu,BR and NCUgu,P) against NTCIREVAL's semantics (the pyNTCIREVAL package as the oracle), on
+log base b, MSnDCG, NCUgu,BR, NCUgu,P, NCUrb,BR, NCUrb,P) against NTCIREVAL's semantics (the pyNTCIREVAL package as the oracle), on
 random TREC-style runs and qrels with tied scores (broken by uefast's ``ties="input"`` order, the
 same ranked list handed to pyNTCIREVAL), unjudged retrieved documents and relevant documents the
 run never retrieved. Gains are NTCIREVAL's defaults, grade = level (``gain=lin``), and nERR's
@@ -74,6 +74,12 @@ def _oracle(name: str, cutoff, beta, ranked, levels, top):
     elif name == "NCUguBR":  # stop values = gain values (NTCIREVAL's default)
         m = nt.NCUguBR(xrelnum, grades, grades, beta)
         m.cutoff = cutoff
+    elif name == "NCUrbBR":  # the third field is gamma; beta 1
+        m = nt.NCUrbBR(xrelnum, grades, beta, 1.0)
+        m.cutoff = cutoff
+    elif name == "NCUrbP":
+        m = nt.NCUrbP(xrelnum, grades, beta)
+        m.cutoff = cutoff
     elif name == "NCUguP":
         m = nt.NCUguP(xrelnum, grades, grades)
         m.cutoff = cutoff
@@ -96,7 +102,10 @@ CASES = [("Q", None, 1.0, "Q"), ("Q", 10, 1.0, "Q@10"), ("Q", 5, 2.0, "Q(beta=2)
          ("JKnDCG", None, 2.0, "JKnDCG"), ("JKnDCG", 4, 5.0, "JKnDCG(logb=5)@4"),
          ("MSnDCG", 10, None, "MSnDCG@10"), ("MSnDCG", None, None, "MSnDCG"),
          ("NCUguBR", None, 1.0, "NCUguBR"), ("NCUguBR", None, 2.0, "NCU(beta=2)"),
-         ("NCUguP", None, None, "NCUguP"), ("NCUguBR", 5, 1.0, "NCU@5")]
+         ("NCUguP", None, None, "NCUguP"), ("NCUguBR", 5, 1.0, "NCU@5"),
+         ("NCUrbBR", None, 0.95, "NCUrbBR"), ("NCUrbP", None, 0.95, "NCUrbP"),
+         ("NCUrbBR", None, 0.5, "NCUrb(gamma=0.5)"), ("NCUrbP", None, 1.0, "NCUrb(gamma=1,nu=p)"),
+         ("NCUrbBR", 5, 0.8, "NCUrb(gamma=0.8)@5")]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

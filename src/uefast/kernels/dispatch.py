@@ -18,6 +18,10 @@ from uefast.kernels.ntcir import (
     ncu_plain_r,
     ncu_reb_r,
     ncu_tied_r,
+    ncurb_iub_r,
+    ncurb_plain_r,
+    ncurb_reb_r,
+    ncurb_tied_r,
     pm_plain_r,
     pm_reb_r,
     pm_tied_r,
@@ -122,9 +126,10 @@ K_JKNDCG = 30
 K_NCU = 31
 K_RBP_RESIDUAL = 32
 K_PMEASURE = 33
+K_NCURB = 34
 
 #: the kernel codes the functions below handle (the registry checks a family's)
-DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 30, 31, 32, 33})
+DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 30, 31, 32, 33, 34})
 
 # inlined into the drivers' loops (Numba IR): a call per measure and query cost the core
 # benchmark ~4% CPU time; the tie-aware dispatch (the larger one) stays a call
@@ -183,6 +188,8 @@ def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, id
         return rbpres_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     if kind == K_PMEASURE:
         return pm_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if kind == K_NCURB:
+        return ncurb_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     return np.nan
 
 
@@ -237,6 +244,8 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs
         return rbpres_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     if kind == K_PMEASURE:
         return pm_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if kind == K_NCURB:
+        return ncurb_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     return np.nan
 
 
@@ -291,6 +300,8 @@ def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
         return rbpres_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     if kind == K_PMEASURE:
         return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_NCURB:
+        return ncurb_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     return np.nan
 
 
@@ -345,6 +356,8 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
         return rbpres_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     if kind == K_PMEASURE:
         return pm_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if kind == K_NCURB:
+        return ncurb_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     return np.nan
 
 

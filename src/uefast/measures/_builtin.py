@@ -391,3 +391,35 @@ register(Family(
     kernel_params=_blended, params={"beta": 1.0, "gain": "lin"}, choices=_LIN_EXP,
     state=("nrel", "ideal"), sorted_labels="all", cutoff="none", truncatable=False,
     aliases=("P-measure",), external={"ntcireval": "P-measure"}))
+
+
+def _ncurb(m: Any, ctx: PlanContext) -> KernelParams:
+    gtype = 0 if m.param("gain") == "lin" else _raw_exp(m, ctx)
+    beta = float(m.param("beta")) if m.param("nu") == "br" else 0.0
+    gamma = float(m.param("gamma"))
+    if not 2.0 ** -tbg_k.MIN_EXP <= gamma:
+        raise InputError(f"measure {str(m)!r}: gamma={gamma:g} is below 2^-{tbg_k.MIN_EXP}")
+    # two reals: beta in fparam, gamma's exact code in norm (TBG's pattern, kernels/ntcir.py)
+    return KernelParams(gtype=gtype, rel=1, fparam=beta, norm=tbg_k.unit_code(gamma))
+
+
+def _ncurb_check(cutoff: Any, params: dict, text: str) -> None:
+    _ncu_check(cutoff, params, text)
+    g = params.get("gamma", 0.95)
+    if not 0.0 < g <= 1.0:
+        raise MeasureParseError(f"measure {text!r}: `gamma` must be in (0, 1], got {g}")
+
+
+register(Family(
+    name="NCUrb", code=34,
+    description="normalised cumulative utility, rank-biased stops gamma^(c-1)/Z at the c-th "
+                "relevant document",
+    formula="NCUrb@k = (1/Z) sum_{r<=k} I(r) gamma^(C(r)-1) NU(r), Z = sum_{i<R} gamma^i, NU = "
+            "BR(r) = (C(r) + beta cg(r)) / (r + beta cg*(r)) (nu=br) or C(r)/r (nu=p); gamma=1 "
+            "gives Q-measure",
+    source="Sakai & Robertson, EVIA 2008 (NTCIREVAL's NCUrb,BR and NCUrb,P; --gamma 0.95)",
+    plain=nt.ncurb_plain_r, tied=nt.ncurb_tied_r, iub=nt.ncurb_iub_r, reb=nt.ncurb_reb_r,
+    kernel_params=_ncurb, params={"gamma": 0.95, "nu": "br", "beta": 1.0, "gain": "lin"},
+    choices={"nu": ("br", "p"), **_LIN_EXP}, check=_ncurb_check,
+    fixed_aliases={"NCUrbBR": {"nu": "br"}, "NCUrbP": {"nu": "p"}},
+    state=("nrel", "ideal"), sorted_labels="all", external={"ntcireval": "NCUrb,BR"}))
