@@ -267,7 +267,7 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
     if name == "RR":
         return rr(labels, k, rel) if nrel else 0.0
     if name == "ERR":
-        return err(labels, k, lmax)
+        return err(labels, k, lmax, gtype)
     if name == "nERR":
         return nerr(labels, judged, k, lmax, gtype)
     if name == "Q":

@@ -1,4 +1,4 @@
-"""Sakai's measures (Q, nERR, O, P+, P-measure, AP, and the cumulative-gain variants: original nDCG with
+"""Sakai's measures (Q, nERR, O, P+, P-measure, AP, ERR, and the cumulative-gain variants: original nDCG with
 log base b, MSnDCG, NCUgu,BR, NCUgu,P, NCUrb,BR, NCUrb,P) against NTCIREVAL's semantics (the pyNTCIREVAL package as the oracle), on
 random TREC-style runs and qrels with tied scores (broken by uefast's ``ties="input"`` order, the
 same ranked list handed to pyNTCIREVAL), unjudged retrieved documents and relevant documents the
@@ -62,6 +62,9 @@ def _oracle(name: str, cutoff, beta, ranked, levels, top):
         m = nt.OMeasure(xrelnum, grades, beta)
     elif name == "nERR":
         m = nt.nERR(xrelnum, grades, cutoff)
+    elif name == "ERR":  # NTCIREVAL prints it without a cutoff; a cutoff truncates the list
+        m = nt.ERR(xrelnum, grades)
+        m.cutoff = cutoff
     elif name == "Pplus":
         m = nt.PPlusMeasure(xrelnum, grades, beta)
     elif name == "Pmeasure":
@@ -105,7 +108,8 @@ CASES = [("Q", None, 1.0, "Q"), ("Q", 10, 1.0, "Q@10"), ("Q", 5, 2.0, "Q(beta=2)
          ("NCUguP", None, None, "NCUguP"), ("NCUguBR", 5, 1.0, "NCU@5"),
          ("NCUrbBR", None, 0.95, "NCUrbBR"), ("NCUrbP", None, 0.95, "NCUrbP"),
          ("NCUrbBR", None, 0.5, "NCUrb(gamma=0.5)"), ("NCUrbP", None, 1.0, "NCUrb(gamma=1,nu=p)"),
-         ("NCUrbBR", 5, 0.8, "NCUrb(gamma=0.8)@5")]
+         ("NCUrbBR", 5, 0.8, "NCUrb(gamma=0.8)@5"),
+         ("ERR", None, None, "ERR(gain=lin)"), ("ERR", 5, None, "ERR(gain=lin)@5")]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -200,7 +200,8 @@ def test_every_measure_string_parses_back():
     ("Q", "Q"), ("Q(beta=2)@10", "Q(beta=2.0)@10"), ("Q-measure@5", "Q@5"), ("nERR@10", "nERR@10"),
     ("nERR(gain=exp)@5", "nERR(gain=exp)@5"), ("Pplus", "Pplus"), ("P+", "Pplus"),
     ("P+(beta=2)", "Pplus(beta=2.0)"), ("P-measure", "Pmeasure"),
-    ("P-measure(beta=2)", "Pmeasure(beta=2.0)"), ("NCUrbBR", "NCUrb"),
+    ("P-measure(beta=2)", "Pmeasure(beta=2.0)"), ("ERR(gain=lin)", "ERR(gain=lin)"),
+    ("ERR(gain=exp,lmax=4)@5", "ERR(lmax=4)@5"), ("NCUrbBR", "NCUrb"),
     ("NCUrbP@5", "NCUrb(nu=p)@5"), ("NCUrb(gamma=0.5,beta=2)", "NCUrb(beta=2.0,gamma=0.5)"), ("O", "O"), ("O-measure(beta=3)@5", "O(beta=3.0)@5"),
 ])
 def test_new_measure_strings(text, canonical):

@@ -110,11 +110,8 @@ def _lmax(m: Any, ctx: PlanContext) -> float:
     return float(top)
 
 
-def _err(m: Any, ctx: PlanContext) -> KernelParams:
-    return KernelParams(gtype=1, fparam=_lmax(m, ctx))
-
-
 def _nerr(m: Any, ctx: PlanContext) -> KernelParams:
+    """ERR's and nERR's theta: gain code (exp: (2^l-1)/2^lmax, lin: l/(lmax+1)) and lmax."""
     return KernelParams(gtype=GAIN_CODES[m.param("gain")], fparam=_lmax(m, ctx))
 
 
@@ -222,12 +219,16 @@ register(Family(
     external={"trec_eval": "recip_rank", "ir_measures": "RR", "ntcireval": "RR"},
     collection_reb="cutoff"))
 register(Family(
-    name="ERR", code=8, description="expected reciprocal rank, theta(l) = (2^l-1)/2^lmax",
-    formula="ERR@k = sum_{r<=k} theta(l_r)/r prod_{j<r} (1 - theta(l_j))",
-    source="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009", plain=r.err_plain_r,
-    tied=r.err_tied_r, iub=r.err_iub_r, reb=r.err_reb_r, kernel_params=_err,
-    params={"lmax": None}, state=("label_max",), sorted_labels="all",
-    external={"ir_measures": "ERR"}))
+    name="ERR", code=8,
+    description="expected reciprocal rank, theta(l) = (2^l-1)/2^lmax (gain=lin: l/(lmax+1), "
+                "NTCIREVAL's ERR)",
+    formula="ERR@k = sum_{r<=k} theta(l_r)/r prod_{j<r} (1 - theta(l_j)), theta(l) = "
+            "(2^l-1)/2^lmax (gain=exp) or l/(lmax+1) (gain=lin)",
+    source="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; gain=lin: NTCIREVAL's ERR (Sakai & "
+           "Song, SIGIR 2011)", plain=r.err_plain_r,
+    tied=r.err_tied_r, iub=r.err_iub_r, reb=r.err_reb_r, kernel_params=_nerr,
+    params={"lmax": None, "gain": "exp"}, choices=_LIN_EXP, state=("label_max",),
+    sorted_labels="all", external={"ir_measures": "ERR"}))
 register(Family(
     name="RBP", code=9,
     description="rank-biased precision (1-p) sum p^(i-1) g_i (binary, or graded g(l)/g(lmax))",
