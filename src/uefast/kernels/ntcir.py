@@ -290,6 +290,33 @@ def ncurb_plain(lab, n, k, gtype, beta, gamma, nrel, ideal):
 
 
 @_jit
+def _rb_hyper(m, pop, succ, gamma, a, b):
+    """E[gamma^J (a + b J)] for J hypergeometric (m draws from ``pop`` documents, ``succ`` of
+    them successes). P(j) starts at the mode (the exp of log binomials, so it does not underflow)
+    and follows P(j+1)/P(j) = (succ - j)(m - j) / ((j + 1)(pop - succ - m + j + 1)) up and down:
+    O(min(m, succ)) multiplications and one exp."""
+    jlo = max(0, m - (pop - succ))
+    jhi = min(m, succ)
+    mode = ((m + 1) * (succ + 1)) // (pop + 2)
+    mode = min(max(mode, jlo), jhi)
+    pmode = math.exp(_lchoose(float(succ), float(mode)) + _lchoose(float(pop - succ),
+                     float(m - mode)) - _lchoose(float(pop), float(m)))
+    gmode = gamma ** mode
+    out = 0.0
+    p = pmode
+    w = gmode
+    for j in range(mode, jhi + 1):
+        out += p * w * (a + j * b)
+        p *= (succ - j) * (m - j) / ((j + 1.0) * (pop - succ - m + j + 1.0))
+        w *= gamma
+    p = pmode
+    for j in range(mode - 1, jlo - 1, -1):
+        p *= (j + 1.0) * (pop - succ - m + j + 1.0) / ((succ - j) * (m - j + 0.0))
+        out += p * gamma ** j * (a + j * b)
+    return out
+
+
+@_jit
 def ncurb_tied(lab, gend, ng, n, k, gtype, beta, gamma, nrel, ideal):
     """Tie-aware NCUrb@k. In a tie group of t documents (r relevant, gain sum G) after groups
     holding R_< relevant documents of gain CG_<, the document at the group's m-th position
@@ -301,7 +328,8 @@ def ncurb_tied(lab, gend, ng, n, k, gtype, beta, gamma, nrel, ideal):
         E[term] = (r/t) sum_j P(j) gamma^(R_< + j) (R_< + j + 1 + beta (CG_< + (j+1) G/r))
                   / (p + beta cg*(p)),   p = the rank.
 
-    O(t min(t, r)) a group; REB (one group of all judged documents) O(n R)."""
+    (:func:`_rb_hyper`). O(t min(t, r)) a group, without a logarithm in the inner loop; REB (one
+    group of all judged documents) O(n R)."""
     if nrel == 0:
         return 0.0
     ni = ideal.shape[0]
@@ -329,16 +357,8 @@ def ncurb_tied(lab, gend, ng, n, k, gtype, beta, gamma, nrel, ideal):
                 cgi += gain(ideal[i], gtype)
             if r == 0:
                 continue
-            m = i - start
-            jlo = max(0, m - (t - r))
-            jhi = min(m, r - 1)
-            lden = _lchoose(t - 1.0, float(m))
-            inner = 0.0
-            for j in range(jlo, jhi + 1):
-                hyp = math.exp(_lchoose(r - 1.0, float(j)) + _lchoose(t - r + 0.0, float(m - j))
-                               - lden)
-                inner += hyp * gamma ** j * (r_before + j + 1.0
-                                             + beta * (g_before + (j + 1.0) * gbar))
+            inner = _rb_hyper(i - start, t - 1, r - 1, gamma,
+                              r_before + 1.0 + beta * (g_before + gbar), 1.0 + beta * gbar)
             s += r / t * wbase * inner / (i + 1.0 + beta * cgi)
         r_before += r
         g_before += gs
