@@ -131,3 +131,20 @@ def test_sakai_measures_match_ntcireval(seed):
             if abs(have - want) > 1e-9:
                 bad.append((q, text, have, want))
     assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("ties", ["input", "expected"])
+def test_ncurb_with_gamma_one_is_q_measure(ties):
+    """Uniform stops (gamma = 1): NCUrb,BR is Q-measure and NCUrb,P is Q(beta=0), i.e. AP, for
+    values, tie-aware values, IUB and REB (Sakai & Robertson 2008)."""
+    run, qrels = _data(5)
+    res = uefast.evaluate(run, qrels, measures=["NCUrb(gamma=1)", "Q", "NCUrb(gamma=1,nu=p)",
+                                                "Q(beta=0)"], ties=ties,
+                          queries="intersect").to_pylist()
+    got = {(r["qid"], r["measure"]): r for r in res}
+    pairs = [("NCUrb(gamma=1.0)", "Q"), ("NCUrb(gamma=1.0,nu=p)", "Q(beta=0.0)")]
+    qids = {r["qid"] for r in res}
+    for q in qids:
+        for a, b in pairs:
+            for col in ("value", "iub", "reb"):
+                assert got[(q, a)][col] == pytest.approx(got[(q, b)][col], abs=1e-12), (q, a, col)
