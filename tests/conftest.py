@@ -81,8 +81,8 @@ def naive_value(m, ranked_labels, judged, lmax):
         kw["beta"] = m.param("beta")
     if "lmax" in d:
         kw["lmax"] = m.param("lmax") if m.param("lmax") is not None else max(lmax, 1)
-    # TBG; JKnDCG, NCU
-    for key in ("h", "ts", "alpha", "pc1", "pc0", "ps1", "length", "logb", "nu"):
+    # TBG; JKnDCG, NCU, NCUrb
+    for key in ("h", "ts", "alpha", "pc1", "pc0", "ps1", "length", "logb", "nu", "gamma"):
         if key in d:
             kw[key] = m.param(key)
     return naive.measure(m.name, ranked_labels, judged, **kw)

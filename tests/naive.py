@@ -147,6 +147,14 @@ def pplus(labels, judged, beta=1.0, gtype="lin"):
     return sum(blended_ratio(labels, ideal, r, beta, gtype) for r in rels) / len(rels)
 
 
+def p_measure(labels, judged, beta=1.0, gtype="lin"):
+    """P-measure = BR(rp), rp the first rank holding the list's top level (0 if none relevant)."""
+    top = max(labels, default=0)
+    if top < 1:
+        return 0.0
+    return blended_ratio(labels, sorted(judged, reverse=True), labels.index(top) + 1, beta, gtype)
+
+
 def bpref(labels, judged, rel=1):
     """trec_eval's bpref on a list of judged documents (the condensed list)."""
     nrel = sum(1 for l in judged if l >= rel)
@@ -207,6 +215,20 @@ def ncu(labels, judged, k=None, beta=1.0, gtype="lin", nu="br"):
                for r in range(1, cut(k, len(labels)) + 1) if labels[r - 1] >= 1)
 
 
+def ncu_rb(labels, judged, k=None, gamma=0.95, beta=1.0, gtype="lin", nu="br"):
+    """NCU with rank-biased stops: the c-th relevant document of the list is the stop with
+    probability gamma^(c-1) / sum_{i<R} gamma^i; utility BR(r) (nu=br) or precision (nu=p)."""
+    nrel = sum(1 for l in judged if l >= 1)
+    if nrel == 0:
+        return 0.0
+    ideal = sorted(judged, reverse=True)
+    b = beta if nu == "br" else 0.0
+    z = sum(gamma ** i for i in range(nrel))
+    rel_ranks = [r for r in range(1, cut(k, len(labels)) + 1) if labels[r - 1] >= 1]
+    return sum(gamma ** c / z * blended_ratio(labels, ideal, r, b, gtype)
+               for c, r in enumerate(rel_ranks))
+
+
 def rbp_residual(flags, p=0.8, k=None):
     """RBP's residual (Moffat & Zobel 2008) from its definition: what RBP to depth K would gain
     if every unjudged document (flag 0) among the top K were fully relevant (gain 1: weight
@@ -219,11 +241,11 @@ def rbp_residual(flags, p=0.8, k=None):
 #: must be here)
 REFERENCE = frozenset({"DCG", "nDCG", "P", "R", "Rprec", "SP", "AP", "RR", "ERR", "RBP",
                        "Success", "Q", "nERR", "O", "Pplus", "F", "E", "bpref", "Judged", "TBG",
-                       "JKnDCG", "NCU", "RBP-residual"})
+                       "JKnDCG", "NCU", "RBP-residual", "Pmeasure", "NCUrb"})
 
 
 def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0.8, lmax=4,
-            beta=1.0, logb=2.0, nu="br", **tbg_params):
+            beta=1.0, logb=2.0, nu="br", gamma=0.95, **tbg_params):
     """Dispatch by measure family name; ``judged`` = all judged labels of the query."""
     labels = [max(int(l), 0) for l in labels]
     judged = [max(int(l), 0) for l in judged]
@@ -245,7 +267,7 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
     if name == "RR":
         return rr(labels, k, rel) if nrel else 0.0
     if name == "ERR":
-        return err(labels, k, lmax)
+        return err(labels, k, lmax, gtype)
     if name == "nERR":
         return nerr(labels, judged, k, lmax, gtype)
     if name == "Q":
@@ -254,6 +276,8 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
         return o_measure(labels, judged, k, beta, gtype)
     if name == "Pplus":
         return pplus(labels, judged, beta, gtype)
+    if name == "Pmeasure":
+        return p_measure(labels, judged, beta, gtype)
     if name == "bpref":
         return bpref(labels, judged, rel)
     if name == "Judged":
@@ -272,6 +296,8 @@ def measure(name, labels, judged, *, k=None, rel=1, gtype="lin", norm="rel", p=0
         return jk_ndcg(labels, judged, k, logb, gtype)
     if name == "NCU":
         return ncu(labels, judged, k, beta, gtype, nu)
+    if name == "NCUrb":
+        return ncu_rb(labels, judged, k, gamma, beta, gtype, nu)
     if name == "RBP-residual":  # LETOR style: every candidate is judged
         return rbp_residual([1] * len(labels), p, k)
     raise KeyError(name)

@@ -27,7 +27,8 @@ from uefast.measures import FAMILIES, Family, KernelParams, parse_measure, regis
 from uefast.measures._codegen import render, target
 
 # non-default values tried for each parameter kind (choices: every allowed value)
-_TRY = {"rel": 2, "p": 0.5, "beta": 2.0, "h": 20.0, "length": 50.0, "pc0": 0.9, "logb": 3.0}
+_TRY = {"rel": 2, "p": 0.5, "beta": 2.0, "h": 20.0, "length": 50.0, "pc0": 0.9, "logb": 3.0,
+        "gamma": 0.5}
 
 
 def family_measures(fam: Family) -> list:
@@ -198,14 +199,18 @@ def test_every_measure_string_parses_back():
 @pytest.mark.parametrize("text,canonical", [
     ("Q", "Q"), ("Q(beta=2)@10", "Q(beta=2.0)@10"), ("Q-measure@5", "Q@5"), ("nERR@10", "nERR@10"),
     ("nERR(gain=exp)@5", "nERR(gain=exp)@5"), ("Pplus", "Pplus"), ("P+", "Pplus"),
-    ("P+(beta=2)", "Pplus(beta=2.0)"), ("O", "O"), ("O-measure(beta=3)@5", "O(beta=3.0)@5"),
+    ("P+(beta=2)", "Pplus(beta=2.0)"), ("P-measure", "Pmeasure"),
+    ("P-measure(beta=2)", "Pmeasure(beta=2.0)"), ("ERR(gain=lin)", "ERR(gain=lin)"),
+    ("ERR(gain=exp,lmax=4)@5", "ERR(lmax=4)@5"), ("NCUrbBR", "NCUrb"),
+    ("NCUrbP@5", "NCUrb(nu=p)@5"), ("NCUrb(gamma=0.5,beta=2)", "NCUrb(beta=2.0,gamma=0.5)"), ("O", "O"), ("O-measure(beta=3)@5", "O(beta=3.0)@5"),
 ])
 def test_new_measure_strings(text, canonical):
     assert str(parse_measure(text)) == canonical
 
 
 @pytest.mark.parametrize("text,match", [
-    ("Pplus@10", "Pplus takes no cutoff"), ("Q(beta=-1)", r"`beta` must be a finite number >= 0"),
+    ("Pplus@10", "Pplus takes no cutoff"), ("NCUrb(gamma=1.5)", r"`gamma` must be in \(0, 1\]"),
+    ("NCUrb(gamma=0)", r"`gamma` must be in \(0, 1\]"), ("P-measure@10", "Pmeasure takes no cutoff"), ("Q(beta=-1)", r"`beta` must be a finite number >= 0"),
     ("Q(beta=x)", "`beta` must be a number"), ("nERR(gain=cubic)@3", "`gain` must be one of"),
 ])
 def test_new_measure_parse_errors(text, match):

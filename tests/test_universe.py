@@ -42,7 +42,9 @@ def _judged(qrels, q):
 def test_retrieved_universe_is_the_mean_over_orders_of_the_run(seed):
     run, qrels = _trec(seed)
     res = uefast.evaluate(run, qrels, measures=CLOSED + ["ERR@3", "Q", "Pplus", "NCU",
-                                                     "NCU(nu=p)@2", "JKnDCG(logb=3)@3"],
+                                                     "NCU(nu=p)@2", "JKnDCG(logb=3)@3", "Pmeasure",
+                                                     "NCUrb", "NCUrb(nu=p,gamma=0.5)@2",
+                                                     "ERR(gain=lin)@3"],
                           reb_universe="retrieved").to_pylist()
     lab = {(q, d): l for q, d, l in zip(*(qrels[c].to_pylist() for c in ("qid", "docid", "label")))}
     lmax = max(qrels["label"].to_pylist())

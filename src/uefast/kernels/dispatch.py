@@ -18,6 +18,13 @@ from uefast.kernels.ntcir import (
     ncu_plain_r,
     ncu_reb_r,
     ncu_tied_r,
+    ncurb_iub_r,
+    ncurb_plain_r,
+    ncurb_reb_r,
+    ncurb_tied_r,
+    pm_plain_r,
+    pm_reb_r,
+    pm_tied_r,
 )
 from uefast.kernels.routines import (
     ap_iub_r,
@@ -118,9 +125,11 @@ K_TBG = 19
 K_JKNDCG = 30
 K_NCU = 31
 K_RBP_RESIDUAL = 32
+K_PMEASURE = 33
+K_NCURB = 34
 
 #: the kernel codes the functions below handle (the registry checks a family's)
-DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 30, 31, 32})
+DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 30, 31, 32, 33, 34})
 
 # inlined into the drivers' loops (Numba IR): a call per measure and query cost the core
 # benchmark ~4% CPU time; the tie-aware dispatch (the larger one) stays a call
@@ -177,6 +186,10 @@ def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, id
         return ncu_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     if kind == K_RBP_RESIDUAL:
         return rbpres_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if kind == K_PMEASURE:
+        return pm_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if kind == K_NCURB:
+        return ncurb_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     return np.nan
 
 
@@ -229,6 +242,10 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs
         return ncu_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     if kind == K_RBP_RESIDUAL:
         return rbpres_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if kind == K_PMEASURE:
+        return pm_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if kind == K_NCURB:
+        return ncurb_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     return np.nan
 
 
@@ -281,6 +298,10 @@ def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
         return ncu_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     if kind == K_RBP_RESIDUAL:
         return rbpres_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_PMEASURE:
+        return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if kind == K_NCURB:
+        return ncurb_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     return np.nan
 
 
@@ -333,6 +354,10 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
         return ncu_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     if kind == K_RBP_RESIDUAL:
         return rbpres_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if kind == K_PMEASURE:
+        return pm_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if kind == K_NCURB:
+        return ncurb_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     return np.nan
 
 

@@ -110,11 +110,8 @@ def _lmax(m: Any, ctx: PlanContext) -> float:
     return float(top)
 
 
-def _err(m: Any, ctx: PlanContext) -> KernelParams:
-    return KernelParams(gtype=1, fparam=_lmax(m, ctx))
-
-
 def _nerr(m: Any, ctx: PlanContext) -> KernelParams:
+    """ERR's and nERR's theta: gain code (exp: (2^l-1)/2^lmax, lin: l/(lmax+1)) and lmax."""
     return KernelParams(gtype=GAIN_CODES[m.param("gain")], fparam=_lmax(m, ctx))
 
 
@@ -222,12 +219,16 @@ register(Family(
     external={"trec_eval": "recip_rank", "ir_measures": "RR", "ntcireval": "RR"},
     collection_reb="cutoff"))
 register(Family(
-    name="ERR", code=8, description="expected reciprocal rank, theta(l) = (2^l-1)/2^lmax",
-    formula="ERR@k = sum_{r<=k} theta(l_r)/r prod_{j<r} (1 - theta(l_j))",
-    source="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009", plain=r.err_plain_r,
-    tied=r.err_tied_r, iub=r.err_iub_r, reb=r.err_reb_r, kernel_params=_err,
-    params={"lmax": None}, state=("label_max",), sorted_labels="all",
-    external={"ir_measures": "ERR"}))
+    name="ERR", code=8,
+    description="expected reciprocal rank, theta(l) = (2^l-1)/2^lmax (gain=lin: l/(lmax+1), "
+                "NTCIREVAL's ERR)",
+    formula="ERR@k = sum_{r<=k} theta(l_r)/r prod_{j<r} (1 - theta(l_j)), theta(l) = "
+            "(2^l-1)/2^lmax (gain=exp) or l/(lmax+1) (gain=lin)",
+    source="Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; gain=lin: NTCIREVAL's ERR (Sakai & "
+           "Song, SIGIR 2011)", plain=r.err_plain_r,
+    tied=r.err_tied_r, iub=r.err_iub_r, reb=r.err_reb_r, kernel_params=_nerr,
+    params={"lmax": None, "gain": "exp"}, choices=_LIN_EXP, state=("label_max",),
+    sorted_labels="all", external={"ir_measures": "ERR"}))
 register(Family(
     name="RBP", code=9,
     description="rank-biased precision (1-p) sum p^(i-1) g_i (binary, or graded g(l)/g(lmax))",
@@ -379,3 +380,47 @@ register(Family(
     plain=r.rbpres_plain_r, tied=r.rbpres_tied_r, iub=r.rbpres_iub_r, reb=r.rbpres_reb_r,
     kernel_params=_rbpres, params={"p": 0.8}, always_show=("p",), aliases=("RBPres",),
     label_source="judged", iub_exact=False, sorted_labels="top_k", collection_reb="closed"))
+
+
+register(Family(
+    name="Pmeasure", code=33,
+    description="P-measure: the blended ratio at the first document of the list's top level",
+    formula="P = BR(rp) = (C(rp) + beta cg(rp)) / (rp + beta cg*(rp)), rp the first rank of the "
+            "highest level present in the list (0 if none is relevant)",
+    source="Sakai, IPSJ TOD 48(SIG9), 2007 (NTCIREVAL's P-measure)",
+    plain=nt.pm_plain_r, tied=nt.pm_tied_r, iub=r.one_iub_r, reb=nt.pm_reb_r,
+    kernel_params=_blended, params={"beta": 1.0, "gain": "lin"}, choices=_LIN_EXP,
+    state=("nrel", "ideal"), sorted_labels="all", cutoff="none", truncatable=False,
+    aliases=("P-measure",), external={"ntcireval": "P-measure"}))
+
+
+def _ncurb(m: Any, ctx: PlanContext) -> KernelParams:
+    gtype = 0 if m.param("gain") == "lin" else _raw_exp(m, ctx)
+    beta = float(m.param("beta")) if m.param("nu") == "br" else 0.0
+    gamma = float(m.param("gamma"))
+    if not 2.0 ** -tbg_k.MIN_EXP <= gamma:
+        raise InputError(f"measure {str(m)!r}: gamma={gamma:g} is below 2^-{tbg_k.MIN_EXP}")
+    # two reals: beta in fparam, gamma's exact code in norm (TBG's pattern, kernels/ntcir.py)
+    return KernelParams(gtype=gtype, rel=1, fparam=beta, norm=tbg_k.unit_code(gamma))
+
+
+def _ncurb_check(cutoff: Any, params: dict, text: str) -> None:
+    _ncu_check(cutoff, params, text)
+    g = params.get("gamma", 0.95)
+    if not 0.0 < g <= 1.0:
+        raise MeasureParseError(f"measure {text!r}: `gamma` must be in (0, 1], got {g}")
+
+
+register(Family(
+    name="NCUrb", code=34,
+    description="normalised cumulative utility, rank-biased stops gamma^(c-1)/Z at the c-th "
+                "relevant document",
+    formula="NCUrb@k = (1/Z) sum_{r<=k} I(r) gamma^(C(r)-1) NU(r), Z = sum_{i<R} gamma^i, NU = "
+            "BR(r) = (C(r) + beta cg(r)) / (r + beta cg*(r)) (nu=br) or C(r)/r (nu=p); gamma=1 "
+            "gives Q-measure",
+    source="Sakai & Robertson, EVIA 2008 (NTCIREVAL's NCUrb,BR and NCUrb,P; --gamma 0.95)",
+    plain=nt.ncurb_plain_r, tied=nt.ncurb_tied_r, iub=nt.ncurb_iub_r, reb=nt.ncurb_reb_r,
+    kernel_params=_ncurb, params={"gamma": 0.95, "nu": "br", "beta": 1.0, "gain": "lin"},
+    choices={"nu": ("br", "p"), **_LIN_EXP}, check=_ncurb_check,
+    fixed_aliases={"NCUrbBR": {"nu": "br"}, "NCUrbP": {"nu": "p"}},
+    state=("nrel", "ideal"), sorted_labels="all", external={"ntcireval": "NCUrb,BR"}))
