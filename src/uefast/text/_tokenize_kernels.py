@@ -243,3 +243,10 @@ def type_bytes(pool, pool_off, tok_bytes, n_types, out, out_off):
             out[p] = np.uint8((pool[o + q] >> shift) & np.uint64(0xFF))
             p += 1
     out_off[n_types] = p
+
+
+@_jit
+def gather_ids(local, remap, out, start):
+    """out[start + k] = remap[local[k]]: a chunk's local type ids to the merged ids."""
+    for k in range(local.size):
+        out[start + k] = remap[local[k]]
