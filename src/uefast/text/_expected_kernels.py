@@ -44,10 +44,10 @@ def expected_min_binomial(L, p, r):
 def _min_binomial_logs(L, p, r, lp, lq):
     """:func:`expected_min_binomial` with log p and log(1-p) given (0 < p < 1, 0 < r < L)."""
     lc = 0.0  # log C(L, k)
-    acc = 0.0
-    for k in range(r):
+    acc = (r * math.exp(L * lq))  # k = 0
+    for k in range(1, r):
+        lc += math.log((L - k + 1) / float(k))
         acc += (r - k) * math.exp(lc + k * lp + (L - k) * lq)
-        lc += math.log((L - k) / (k + 1.0))
     return r - acc
 
 
