@@ -11,6 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from uefast.errors import InputError, MeasureParseError
 from uefast.text.evaluate import evaluate
@@ -324,9 +326,6 @@ def test_src_bracket_lower_end_is_attained_and_below_the_best():
                                      n)[0])
                 assert low[0] <= o.max() <= up, (source, ref, n, L)
 
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 
 @settings(max_examples=80, deadline=None)

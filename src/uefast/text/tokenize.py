@@ -161,12 +161,13 @@ def _scan(offsets, data, chunks: int | None = None):
         ids, line_start, line_tok, types = _scan_chunk(data, offsets)
         return ids, line_start, line_tok, types
     from concurrent.futures import ThreadPoolExecutor
+    from itertools import pairwise
 
     from uefast.text import _tokenize_kernels as TK
 
     cuts = np.searchsorted(offsets, np.linspace(offsets[0], offsets[-1], k + 1)[1:-1])
-    bounds = [0, *sorted(set(int(c) for c in cuts) - {0, n}), n]
-    parts = [offsets[a:b + 1] for a, b in zip(bounds[:-1], bounds[1:])]
+    bounds = [0, *sorted({int(c) for c in cuts} - {0, n}), n]
+    parts = [offsets[a:b + 1] for a, b in pairwise(bounds)]
     with ThreadPoolExecutor(len(parts)) as pool:
         chunks = list(pool.map(lambda o: _scan_chunk(data, o), parts))
         enc = pa.concat_arrays([c[3] for c in chunks]).dictionary_encode()
