@@ -84,8 +84,15 @@ class Tokenizer:
 
     def _ids_of(self, words: list[str]) -> np.ndarray:
         """Vocabulary id of each distinct raw word (after the stemmer), -1 for a dropped one."""
-        out = np.empty(len(words), dtype=np.int32)
         index, vocab, stemmer = self._index, self.vocab, self._stemmer
+        if stemmer is None and not vocab and len(set(words)) == len(words) and all(
+                map(_VALID.match, words)):
+            # a fresh vocabulary, no stemmer, distinct valid words (as the scan gives): the
+            # words in order are the vocabulary
+            vocab.extend(words)
+            index.update(zip(words, range(len(words))))
+            return np.arange(len(words), dtype=np.int32)
+        out = np.empty(len(words), dtype=np.int32)
         for k, w in enumerate(words):
             if stemmer is not None and len(w) > 3:
                 w = stemmer.stem(w)
