@@ -11,6 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from uefast.errors import InputError, MeasureParseError
 from uefast.text.evaluate import evaluate
@@ -323,3 +325,24 @@ def test_src_bracket_lower_end_is_attained_and_below_the_best():
                          src_windows(tok, sources, np.zeros(1, np.int64), np.ones(1, np.int64),
                                      n)[0])
                 assert low[0] <= o.max() <= up, (source, ref, n, L)
+
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.text(alphabet=list(" \t\n\r\x0b\x0c\x1c\x1f\x10\x85\xa0\u3000\u2028a Z9.@[`{é"),
+                        max_size=4), min_size=1, max_size=12), st.integers(0, 2))
+def test_blank_check_matches_arrow_trim_on_every_text(xs, cut):
+    """The blank check (first byte [A-Za-z0-9] -> not blank, the others trimmed by Arrow) names
+    the same first blank row as trimming every text with Arrow."""
+    from uefast.text.inputs import _check_empty
+
+    values = pa.array(["pad"] * cut + xs, type=pa.large_string()).slice(cut)
+    codes = np.arange(len(xs))
+    import pyarrow.compute as pc
+
+    blank = [len(s) == 0 for s in pc.utf8_trim_whitespace(values).to_pylist()]
+    if any(blank):
+        with pytest.raises(InputError, match=f"empty `candidate` at row {blank.index(True)} "):
+            _check_empty(values, codes, "candidate", "error")
+    else:
+        _check_empty(values, codes, "candidate", "error")

@@ -189,7 +189,7 @@ def test_overlap1_distribution_equals_brute_force():
             assert abs(pmf.sum() - 1) < 1e-12
 
 
-@pytest.mark.parametrize("m", [1, 37, 64, 65, 100, 128])
+@pytest.mark.parametrize("m", [1, 37, 63, 64, 65, 100, 127, 128])
 def test_one_and_two_word_monte_carlo_paths_equal_the_general_one(m):
     """The specialised one-word (M <= 64) and two-word (M <= 128) Monte Carlo LCS loops give
     exactly the sums of the general multi-word loop, draw for draw."""

@@ -167,3 +167,34 @@ def test_tokenizer_byte_scan_on_tricky_text_and_arrow_inputs(xs, cut, arrow_type
     else:
         tok = tokenize(xs)
     assert [tok.tokens(i) for i in range(len(xs))] == [rs_tokenize.tokenize(x, None) for x in xs]
+
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet="aB1 \n.é\u212a", max_size=9), min_size=1, max_size=30),
+       st.integers(2, 5), st.sampled_from([pa.string(), pa.large_string()]))
+def test_tokenizer_chunked_scan_gives_the_single_scan_ids(xs, chunks, arrow_type):
+    """The texts split into chunks scanned on threads (local vocabularies merged) give exactly
+    the ids, line offsets and types of one sequential scan."""
+    import importlib
+
+    T = importlib.import_module("uefast.text.tokenize")
+    offsets, data = T._utf8_buffers(pa.array(xs, type=arrow_type))
+    one = T._scan(offsets, data, chunks=1)
+    many = T._scan(offsets, data, chunks=chunks)
+    for a, b in zip(one[:3], many[:3]):
+        assert np.array_equal(a, b)
+    assert one[3].to_pylist() == many[3].to_pylist()
+
+
+def test_tokenizer_chunked_on_large_input(monkeypatch):
+    """The threaded path of :class:`Tokenizer` (forced on a small input) against rouge-score."""
+    import importlib
+
+    T = importlib.import_module("uefast.text.tokenize")
+    monkeypatch.setattr(T, "_PARALLEL_BYTES", 0)
+    rng = np.random.default_rng(5)
+    words = ["The", "cat", "sat", "ON", "mat", "\u212aelvin", "x\ny", "42", "a.b"]
+    xs = [" ".join(rng.choice(words, rng.integers(0, 30))) for _ in range(200)]
+    tok = Tokenizer()(pa.array(xs))
+    assert [tok.tokens(i) for i in range(len(xs))] == [rs_tokenize.tokenize(x, None) for x in xs]

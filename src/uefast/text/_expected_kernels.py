@@ -44,10 +44,10 @@ def expected_min_binomial(L, p, r):
 def _min_binomial_logs(L, p, r, lp, lq):
     """:func:`expected_min_binomial` with log p and log(1-p) given (0 < p < 1, 0 < r < L)."""
     lc = 0.0  # log C(L, k)
-    acc = 0.0
-    for k in range(r):
+    acc = (r * math.exp(L * lq))  # k = 0
+    for k in range(1, r):
+        lc += math.log((L - k + 1) / float(k))
         acc += (r - k) * math.exp(lc + k * lp + (L - k) * lq)
-        lc += math.log((L - k) / (k + 1.0))
     return r - acc
 
 
@@ -173,6 +173,44 @@ def expected_min_count(gram, r, probs_alpha, alpha, q, lengths, lo, hi, out):
             x += 1
 
 
+@_jit
+def _window_heads(ref, n, windows):
+    """(head, count): head[i] = the first window j <= i with the n-gram of window i; count[j] =
+    the occurrences of the n-gram starting at its first window j (0 elsewhere). Bigrams of
+    non-negative int32 ids are packed into one int64 and stably sorted (first window first
+    in each run); longer n-grams are compared pairwise."""
+    head = np.empty(windows, dtype=np.int64)
+    count = np.zeros(windows, dtype=np.int64)
+    if n == 2:
+        keys = np.empty(windows, dtype=np.int64)
+        for i in range(windows):
+            keys[i] = (np.int64(ref[i]) << np.int64(32)) | np.int64(ref[i + 1])
+        order = np.argsort(keys, kind="mergesort")
+        j = 0
+        while j < windows:
+            h = order[j]
+            k = j
+            while k < windows and keys[order[k]] == keys[h]:
+                head[order[k]] = h
+                k += 1
+            count[h] = k - j
+            j = k
+        return head, count
+    for i in range(windows):
+        head[i] = i
+        for j in range(i):
+            same = True
+            for z in range(n):
+                if ref[j + z] != ref[i + z]:
+                    same = False
+                    break
+            if same:
+                head[i] = head[j]
+                break
+        count[head[i]] += 1
+    return head, count
+
+
 @_pjit
 def expected_overlap_n(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, lengths, n, out):
     """out[x] = E[O_n] of group g at candidate length lengths[x] by the automaton DP, summed over
@@ -192,28 +230,11 @@ def expected_overlap_n(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, le
         pa_ = np.empty(windows)  # the simple bigrams (a, b), a != b, once in the reference
         pb_ = np.empty(windows)
         n_simple = 0
+        head, count = _window_heads(ref, n, windows)
         for i in range(windows):
-            first = True  # count g once, at its first window
-            for j in range(i):
-                same = True
-                for z in range(n):
-                    if ref[j + z] != ref[i + z]:
-                        same = False
-                        break
-                if same:
-                    first = False
-                    break
-            if not first:
+            if head[i] != i:  # count g once, at its first window
                 continue
-            r = 0
-            for j in range(i, windows):
-                same = True
-                for z in range(n):
-                    if ref[j + z] != ref[i + z]:
-                        same = False
-                        break
-                if same:
-                    r += 1
+            r = count[i]
             if n == 2 and r == 1 and ref[i] != ref[i + 1]:
                 ca = src_count(src, ref[i])
                 cb = src_count(src, ref[i + 1])

@@ -134,7 +134,11 @@ def _lcs_prefixes_1w(row_of_pos, masks1, m, seed, src_key, lengths, lo, hi, samp
     """:func:`_lcs_prefixes` for a reference of at most 64 tokens (one state word), with the
     same draws: two tokens from each splitmix64 output (high half, then low half). The match
     mask of every source position is looked up once; a token absent from the reference (row
-    -1) has mask 0, for which the update is the identity, so the loop has no branch on it."""
+    -1) has mask 0, for which the update is the identity, so the loop has no branch on it.
+    The state is not masked to its m bits inside the loop: the masks have no bit at or above
+    m, and an addition carries only upwards, so bits past m (set by a carry out of bit m - 1)
+    never reach bits below m; they are masked off once per length, at the popcount. This takes
+    one operation off the loop-carried chain (and, add, or)."""
     top = _ALL if m == 64 else (_ONE << np.uint64(m)) - _ONE
     un = np.uint64(row_of_pos.size)
     pos_mask = np.zeros(row_of_pos.size, dtype=np.uint64)  # each source position's mask
@@ -154,14 +158,14 @@ def _lcs_prefixes_1w(row_of_pos, masks1, m, seed, src_key, lengths, lo, hi, samp
                 if t & 1 == 0:
                     st, z = _splitmix(st)
                     b = v & pos_mask[((z >> s32) * un) >> s32]
-                    v = ((v + b) | (v & ~b)) & top
+                    v = (v + b) | (v & ~b)
                     t += 1
                     if t == L:
                         break
                 b = v & pos_mask[((z & lo32) * un) >> s32]
-                v = ((v + b) | (v & ~b)) & top
+                v = (v + b) | (v & ~b)
                 t += 1
-            val = float(m - popcount64(v))
+            val = float(m - popcount64(v & top))
             tot[x] += val
             tot2[x] += val * val
 
@@ -199,9 +203,9 @@ def _lcs_prefixes_2w(row_of_pos, m0, m1, m, seed, src_key, lengths, lo, hi, samp
                 b1 = v1 & p1[q]
                 a0 = v0 + b0
                 carry = _ONE if a0 < v0 else _ZERO
-                v1 = ((v1 + b1 + carry) | (v1 & ~b1)) & top
+                v1 = (v1 + b1 + carry) | (v1 & ~b1)
                 v0 = a0 | (v0 & ~b0)
-            val = float(m - popcount64(v0) - popcount64(v1))
+            val = float(m - popcount64(v0) - popcount64(v1 & top))
             tot[x] += val
             tot2[x] += val * val
 

@@ -286,7 +286,9 @@ def clipped_overlap_by_ref(ids, offs, cand, ref, order, grp_off, n, base, out):
     """out[p] = clipped n-gram overlap of text cand[p] against text ref[p] (n-grams packed in base
     ``base``, exact when base**n < 2**63). Pairs order[grp_off[g]:grp_off[g+1]] share a reference:
     its n-grams go once into an open-addressing table (key, count); a candidate's n-gram hits
-    when its key is there with uses left (count clipped, rouge-score's min(c_g, r_g))."""
+    when its key is there with uses left (count clipped, rouge-score's min(c_g, r_g)). A
+    1,024-bit filter of the reference's token ids (id mod 1,024) skips the probe of an n-gram
+    with a token surely absent from the reference."""
     for g in nb.prange(grp_off.size - 1):
         b = ref[order[grp_off[g]]]
         r0 = offs[b]
@@ -298,6 +300,10 @@ def clipped_overlap_by_ref(ids, offs, cand, ref, order, grp_off, n, base, out):
         keys = np.empty(size, dtype=np.int64)
         cnt = np.zeros(size, dtype=np.int64)
         used = np.zeros(size, dtype=np.int64)
+        bloom = np.zeros(16, dtype=np.uint64)  # 1,024-bit filter of the reference's token ids
+        for i in range(offs[b + 1] - r0):
+            t = ids[r0 + i]
+            bloom[(t >> 6) & 15] |= np.uint64(1) << np.uint64(t & 63)
         for i in range(nr):
             k = _gram_key(ids, r0 + i, n, base)
             s = _slot(k, mask)
@@ -316,6 +322,14 @@ def clipped_overlap_by_ref(ids, offs, cand, ref, order, grp_off, n, base, out):
                 if hit.size < nc:
                     hit = np.empty(2 * nc, dtype=np.int64)
                 for i in range(nc):
+                    absent = False  # a token not in the reference: no hit, skip the probe
+                    for j in range(n):
+                        t = ids[c0 + i + j]
+                        if (bloom[(t >> 6) & 15] >> np.uint64(t & 63)) & np.uint64(1) == 0:
+                            absent = True
+                            break
+                    if absent:
+                        continue
                     k = _gram_key(ids, c0 + i, n, base)
                     s = _slot(k, mask)
                     while cnt[s] > 0 and keys[s] != k:

@@ -64,18 +64,23 @@ def _hash_words(words, nw, nbytes):
 
 
 @_inline
-def _find(table, mask, h, words, nw, nbytes, pool, pool_off, tok_bytes):
+def _find(table, slot_w0, slot_nb, mask, h, words, nw, nbytes, pool, pool_off):
     """Slot of the token (words[:nw], nbytes) in the open-addressing table: its id there, or the
-    empty slot (-1) where it goes."""
+    empty slot (-1) where it goes. Each slot also holds its type's byte length and first word
+    (``slot_nb``, ``slot_w0``), so a token of at most 8 bytes (most) is matched without reading
+    the type's pool entry."""
     s = np.int64(h >> np.uint64(33)) & mask
+    w0 = words[0]
     while True:
         t = table[s]
         if t < 0:
             return s
-        if tok_bytes[t] == nbytes:
+        if slot_nb[s] == nbytes and slot_w0[s] == w0:
+            if nw == 1:
+                return s
             o = pool_off[t]
             same = True
-            for q in range(nw):
+            for q in range(1, nw):
                 if pool[o + q] != words[q]:
                     same = False
                     break
@@ -85,8 +90,8 @@ def _find(table, mask, h, words, nw, nbytes, pool, pool_off, tok_bytes):
 
 
 @_jit
-def _intern_run(data, offsets, lut, line_start, t, ids, tk, ln, line_tok, table, pool,
-                pool_off, tok_bytes, n_types, words):
+def _intern_run(data, offsets, lut, line_start, t, ids, tk, ln, line_tok, table, slot_w0,
+                slot_nb, pool, pool_off, tok_bytes, n_types, words):
     """Intern texts from ``t`` on while the arrays surely have room for the next text (a text
     of B bytes has at most (B+1)//2 tokens, so as many new types, B//8 + (B+1)//2 pool words
     and B + 1 lines). The arrays are never reassigned here, which keeps the loop tight.
@@ -136,9 +141,11 @@ def _intern_run(data, offsets, lut, line_start, t, ids, tk, ln, line_tok, table,
             if nb_ & 7 != 0:  # the last, partial word
                 words[nw] = cur
                 nw += 1
-            s = _find(table, mask, _hash_words(words, nw, nb_), words, nw, nb_, pool, pool_off,
-                      tok_bytes)
+            s = _find(table, slot_w0, slot_nb, mask, _hash_words(words, nw, nb_), words, nw,
+                      nb_, pool, pool_off)
             if table[s] < 0:
+                slot_w0[s] = words[0]
+                slot_nb[s] = nb_
                 o = pool_off[n_types]
                 pool[o:o + nw] = words[:nw]
                 pool_off[n_types + 1] = o + nw
@@ -163,13 +170,18 @@ def _intern_run(data, offsets, lut, line_start, t, ids, tk, ln, line_tok, table,
 @_jit
 def _rehash(pool, pool_off, tok_bytes, n_types, size):
     table = np.full(size, -1, dtype=np.int64)
+    slot_w0 = np.zeros(size, dtype=np.uint64)
+    slot_nb = np.zeros(size, dtype=np.int64)
     for y in range(n_types):
         o = pool_off[y]
         nwy = pool_off[y + 1] - o
-        sy = _find(table, size - 1, _hash_words(pool[o:o + nwy], nwy, tok_bytes[y]),
-                   pool[o:o + nwy], nwy, tok_bytes[y], pool, pool_off, tok_bytes)
+        sy = _find(table, slot_w0, slot_nb, size - 1,
+                   _hash_words(pool[o:o + nwy], nwy, tok_bytes[y]), pool[o:o + nwy], nwy,
+                   tok_bytes[y], pool, pool_off)
         table[sy] = y
-    return table
+        slot_w0[sy] = pool[o]
+        slot_nb[sy] = tok_bytes[y]
+    return table, slot_w0, slot_nb
 
 
 @_jit
@@ -183,6 +195,8 @@ def intern_tokens(data, offsets, lut, ids):
     between texts (:func:`_intern_run`)."""
     n = offsets.size - 1
     table = np.full(1 << 12, -1, dtype=np.int64)
+    slot_w0 = np.zeros(1 << 12, dtype=np.uint64)
+    slot_nb = np.zeros(1 << 12, dtype=np.int64)
     pool = np.empty(1 << 12, dtype=np.uint64)
     pool_off = np.zeros(1 << 11, dtype=np.int64)
     tok_bytes = np.empty(1 << 11, dtype=np.int64)
@@ -198,8 +212,8 @@ def intern_tokens(data, offsets, lut, ids):
     n_types = 0
     while True:
         t, tk, ln, n_types = _intern_run(data, offsets, lut, line_start, t, ids, tk, ln,
-                                         line_tok, table, pool, pool_off, tok_bytes, n_types,
-                                         words)
+                                         line_tok, table, slot_w0, slot_nb, pool, pool_off,
+                                         tok_bytes, n_types, words)
         if t == n:
             break
         nbytes = offsets[t + 1] - offsets[t]
@@ -208,7 +222,7 @@ def intern_tokens(data, offsets, lut, ids):
             size = table.size
             while 2 * need > size:
                 size *= 2
-            table = _rehash(pool, pool_off, tok_bytes, n_types, size)
+            table, slot_w0, slot_nb = _rehash(pool, pool_off, tok_bytes, n_types, size)
         if need >= pool_off.size:
             grown = np.zeros(2 * need, dtype=np.int64)
             grown[:n_types + 1] = pool_off[:n_types + 1]
@@ -243,3 +257,10 @@ def type_bytes(pool, pool_off, tok_bytes, n_types, out, out_off):
             out[p] = np.uint8((pool[o + q] >> shift) & np.uint64(0xFF))
             p += 1
     out_off[n_types] = p
+
+
+@_jit
+def gather_ids(local, remap, out, start):
+    """out[start + k] = remap[local[k]]: a chunk's local type ids to the merged ids."""
+    for k in range(local.size):
+        out[start + k] = remap[local[k]]

@@ -80,7 +80,10 @@ class _Rouge:
         raw = [s_mem[s_off[i]:s_off[i + 1]] for i in (src_u - first_src).tolist()]
         self.sources = SourceIndex.build(self.tok, src_u, raw)
         lens = np.diff(self.tok.text_offsets)
-        self._scored = np.union1d(cand_t, self.pair_ref)  # texts that need n-gram keys
+        scored = np.zeros(len(self.tok), dtype=bool)  # texts that need n-gram keys, sorted
+        scored[cand_t] = True
+        scored[self.pair_ref] = True
+        self._scored = np.flatnonzero(scored)
         self.len_c = lens[self.pair_cand]
         self.len_r = lens[self.pair_ref]
         self.row_len_c = lens[cand_t]

@@ -202,15 +202,39 @@ def _ids(table: pa.Table, name: str) -> pa.Array:
     raise InputError(f"{WHAT}: column `{name}` must be text or integers; it is {arr.type}")
 
 
+def _starts_alnum(values: pa.Array) -> np.ndarray:
+    """bool per text of a ``large_string`` array: its first byte is ``[A-Za-z0-9]``."""
+    bufs = values.buffers()
+    n = len(values)
+    if bufs[2] is None or bufs[2].size == 0:
+        return np.zeros(n, dtype=bool)
+    offsets = np.frombuffer(bufs[1], dtype=np.int64)[values.offset:values.offset + n + 1]
+    data = np.frombuffer(bufs[2], dtype=np.uint8)
+    start = offsets[:-1]
+    nonempty = offsets[1:] > start
+    first = data[np.minimum(start, len(data) - 1)]
+    low = first | 0x20  # ASCII letters lower-cased
+    return nonempty & (((low >= 0x61) & (low <= 0x7A)) | ((first >= 0x30) & (first <= 0x39)))
+
+
 def _check_empty(values: pa.Array, codes: np.ndarray, name: str, empty: str,
                  row_of=None) -> None:
     """A blank text (empty or only whitespace) is an error unless ``empty == "score"``; the
     distinct ``values`` are checked and the first element using a blank one is named."""
     if empty == "score" or len(values) == 0:
         return
-    blank = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(values)), 0)
-    if pc.any(blank).as_py():
-        bad = blank.to_numpy(zero_copy_only=False)[codes]
+    # a text whose first byte is an ASCII letter or digit is not blank; only the others (few)
+    # are trimmed by Arrow (trimming copies every text)
+    unsure = ~_starts_alnum(values)
+    if not unsure.any():
+        return
+    picked = np.flatnonzero(unsure)
+    blank_some = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(
+        values.take(pa.array(picked)))), 0).to_numpy(zero_copy_only=False)
+    if blank_some.any():
+        blank = np.zeros(len(values), dtype=bool)
+        blank[picked] = blank_some
+        bad = blank[codes]
         i = int(np.argmax(bad))
         row = i if row_of is None else int(row_of[i])
         raise RowError(WHAT, f"empty `{name}` at row ", row,

@@ -84,8 +84,15 @@ class Tokenizer:
 
     def _ids_of(self, words: list[str]) -> np.ndarray:
         """Vocabulary id of each distinct raw word (after the stemmer), -1 for a dropped one."""
-        out = np.empty(len(words), dtype=np.int32)
         index, vocab, stemmer = self._index, self.vocab, self._stemmer
+        if stemmer is None and not vocab and len(set(words)) == len(words) and all(
+                map(_VALID.match, words)):
+            # a fresh vocabulary, no stemmer, distinct valid words (as the scan gives): the
+            # words in order are the vocabulary
+            vocab.extend(words)
+            index.update(zip(words, range(len(words))))
+            return np.arange(len(words), dtype=np.int32)
+        out = np.empty(len(words), dtype=np.int32)
         for k, w in enumerate(words):
             if stemmer is not None and len(w) > 3:
                 w = stemmer.stem(w)
@@ -102,19 +109,9 @@ class Tokenizer:
     def __call__(self, texts: Sequence[str] | pa.Array | pa.ChunkedArray) -> Tokenized:
         """Tokenise ``texts`` (strings, or an Arrow string/binary array holding UTF-8; no nulls)
         as rouge-score does; see the module docstring."""
-        from uefast.text import _tokenize_kernels as TK
-
         offsets, data = _utf8_buffers(texts)
-        n = len(offsets) - 1
-        # at most (B + 1) // 2 tokens in B bytes: pages past the real count are never touched
-        ids = np.empty(int(offsets[-1] - offsets[0] + n) // 2 + 1, dtype=np.int32)
-        n_ids, line_start, line_tok, pool, pool_off, tok_bytes, n_types = TK.intern_tokens(
-            data, offsets, TK.LUT, ids)
-        ids = ids[:n_ids]
-        raw = np.empty(int(tok_bytes[:n_types].sum()), dtype=np.uint8)
-        raw_off = np.empty(n_types + 1, dtype=np.int64)
-        TK.type_bytes(pool, pool_off, tok_bytes, n_types, raw, raw_off)
-        types = pa.LargeStringArray.from_buffers(n_types, pa.py_buffer(raw_off), pa.py_buffer(raw))
+        ids, line_start, line_tok, types = _scan(offsets, data)
+        n_types = len(types)
         remap = self._ids_of(types.to_pylist())
         if not np.array_equal(remap, np.arange(n_types)):  # identity for a fresh vocabulary
             ids = remap[ids]
@@ -127,6 +124,73 @@ class Tokenizer:
             ids = ids[keep]
         return Tokenized(np.ascontiguousarray(ids, dtype=np.int32), tok_offsets, line_start,
                          self.vocab)
+
+
+# below this many bytes one scan is as quick as starting threads
+_PARALLEL_BYTES = 1 << 22
+
+
+def _scan_chunk(data, offsets):
+    """One sequential interning scan of texts ``offsets`` (a slice of the value offsets):
+    (local ids, line_start, line_tok, the local types as an Arrow string array in order of first
+    occurrence), all local to the chunk."""
+    from uefast.text import _tokenize_kernels as TK
+
+    n = len(offsets) - 1
+    # at most (B + 1) // 2 tokens in B bytes: pages past the real count are never touched
+    ids = np.empty(int(offsets[-1] - offsets[0] + n) // 2 + 1, dtype=np.int32)
+    n_ids, line_start, line_tok, pool, pool_off, tok_bytes, n_types = TK.intern_tokens(
+        data, offsets, TK.LUT, ids)
+    raw = np.empty(int(tok_bytes[:n_types].sum()), dtype=np.uint8)
+    raw_off = np.empty(n_types + 1, dtype=np.int64)
+    TK.type_bytes(pool, pool_off, tok_bytes, n_types, raw, raw_off)
+    types = pa.LargeStringArray.from_buffers(n_types, pa.py_buffer(raw_off), pa.py_buffer(raw))
+    return ids[:n_ids], line_start, line_tok, types
+
+
+def _scan(offsets, data, chunks: int | None = None):
+    """Token ids (int32, in order of first occurrence of the token string over all texts),
+    line_start, line_tok and the types (Arrow strings, id order) of the texts.
+
+    With several Numba threads and enough bytes, the texts are split into one contiguous chunk
+    per thread (equal bytes) and each chunk is scanned on its own thread (the kernels release
+    the GIL) with a local vocabulary. The merge keeps the ids of a single scan: the chunks'
+    type lists, concatenated in chunk order, each in its local order of first occurrence, are
+    dictionary-encoded (Arrow numbers distinct values in order of first occurrence) -- a type's
+    first occurrence over all texts is in the first chunk that has it, where its local rank
+    orders it among that chunk's new types. The local ids are then mapped per chunk in
+    parallel. ``chunks`` overrides the number of chunks (tests)."""
+    import numba
+
+    n = len(offsets) - 1
+    k = min(numba.get_num_threads() if chunks is None else chunks, n)
+    if k < 2 or (chunks is None and int(offsets[-1] - offsets[0]) < _PARALLEL_BYTES):
+        ids, line_start, line_tok, types = _scan_chunk(data, offsets)
+        return ids, line_start, line_tok, types
+    from concurrent.futures import ThreadPoolExecutor
+    from itertools import pairwise
+
+    from uefast.text import _tokenize_kernels as TK
+
+    cuts = np.searchsorted(offsets, np.linspace(offsets[0], offsets[-1], k + 1)[1:-1])
+    bounds = [0, *sorted({int(c) for c in cuts} - {0, n}), n]
+    parts = [offsets[a:b + 1] for a, b in pairwise(bounds)]
+    with ThreadPoolExecutor(len(parts)) as pool:
+        chunks = list(pool.map(lambda o: _scan_chunk(data, o), parts))
+        enc = pa.concat_arrays([c[3] for c in chunks]).dictionary_encode()
+        merged = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+        tok_base = np.cumsum([0] + [len(c[0]) for c in chunks])
+        ids = np.empty(int(tok_base[-1]), dtype=np.int32)
+        type_base = np.cumsum([0] + [len(c[3]) for c in chunks])
+        list(pool.map(lambda j: TK.gather_ids(chunks[j][0],
+                                              merged[type_base[j]:type_base[j + 1]],
+                                              ids, tok_base[j]), range(len(chunks))))
+    line_base = np.cumsum([0] + [len(c[2]) - 1 for c in chunks])
+    line_start = np.concatenate([c[1][:-1] + line_base[j] for j, c in enumerate(chunks)]
+                                + [line_base[-1:]])
+    line_tok = np.concatenate([c[2][:-1] + tok_base[j] for j, c in enumerate(chunks)]
+                              + [tok_base[-1:]])
+    return ids, line_start, line_tok, enc.dictionary
 
 
 def _utf8_buffers(texts) -> tuple[np.ndarray, np.ndarray]:
