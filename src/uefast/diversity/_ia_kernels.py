@@ -202,12 +202,27 @@ def _idcg(G, g0, n, m, k, gm, out):
 
 
 @_jit
-def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_order):
+def _gain(code, R, d, m, S, w):
+    """The greedy's score of document d: sum_t r(d,t) S_t w_t (RR-IA: + 1e-9 x aspects of d)."""
+    s = 0.0
+    c = 0.0
+    for a in range(m):  # RR-IA: r in {0, 1}, S = [aspect not yet covered]
+        r = R[d * m + a]
+        s += r * S[a] * w[a]
+        c += r
+    if code == RR:
+        s += 1e-9 * c
+    return s
+
+
+@_jit
+def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_order, FS, IS):
     """(value of the family's ideal ranking of the judged documents, exact?). ``order`` (n):
     the greedy ideal, written here, or read when ``have_order`` (the same cascade greedy of an
-    earlier measure of the batch)."""
+    earlier measure of the batch). ``FS`` (float, >= n(m+2)) and ``IS`` (int, >= 4n + 4098):
+    scratch, reused across topics."""
     if code == RBP or code == NDCG:  # the value of the key-sorted order is linear in the keys
-        key = np.empty(n)
+        key = FS[:n]
         for a in range(m):
             C[a] = w[a] / idcg[a] if code == NDCG else 0.0
         for d in range(n):
@@ -230,8 +245,8 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_
             v -= key[i] * _dlog(i + 1.0)
         return v, True
     if code == AP:  # by sum_t J w_t/R_t, then more aspects, then row (np.lexsort's order)
-        key = np.empty(n)
-        cnt = np.empty(n)
+        key = FS[:n]
+        cnt = FS[n:2 * n]
         for a in range(m):
             C[a] = w[a] / max(nrel[a], 1)
         for d in range(n):
@@ -243,31 +258,35 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_
                 c += J
             key[d] = -s
             cnt[d] = -c
-        order[:] = np.argsort(key, kind="mergesort")  # ties: row order
-        i = 0
-        while i < n:  # within a run of equal keys: more aspects first, stable (insertion sort)
-            j = i + 1
-            while j < n and key[order[j]] == key[order[i]]:
-                j += 1
-            for x in range(i + 1, j):
-                o = order[x]
-                y = x
-                while y > i and cnt[order[y - 1]] > cnt[o]:
-                    order[y] = order[y - 1]
-                    y -= 1
-                order[y] = o
-            i = j
+        if m <= 10:  # documents of one relevance pattern share (key, cnt): a counting sort
+            _ap_order(G, g0, n, m, key, cnt, order, IS)
+        else:
+            order[:] = np.argsort(key, kind="mergesort")  # ties: row order
+            i = 0
+            while i < n:  # within a run of equal keys: more aspects first, stable (insertion)
+                j = i + 1
+                while j < n and key[order[j]] == key[order[i]]:
+                    j += 1
+                for x in range(i + 1, j):
+                    o = order[x]
+                    y = x
+                    while y > i and cnt[order[y - 1]] > cnt[o]:
+                        order[y] = order[y - 1]
+                        y -= 1
+                    order[y] = o
+                i = j
         exact = m <= 1
     elif have_order:
         exact = m <= 1
     else:  # greedy: cascade (RBU, gERR-IA) or weighted cover (RR-IA); ties to the lower row
-        left = np.ones(n, np.bool_)
         for a in range(m):
             S[a] = 1.0
-        R = np.empty(n * m)
+        R = FS[:n * m]
+        left = IS[:n]
         for d in range(n):
             for a in range(m):
                 R[d * m + a] = _r(code, G[g0 + d * m + a], gm[a])
+            left[d] = 1
         # only the first K ranks of the ideal reach the value (cutoff measures); once every
         # remaining gain is 0 the greedy takes the rest in row order (argmax of ties)
         K = n if (code == RR or (code == RBU and (java or k < 0))) else min(k, n)
@@ -287,24 +306,16 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_
             best = -np.inf
             bd = -1
             for d in range(n):
-                if not left[d]:
-                    continue
-                s = 0.0
-                c = 0.0
-                for a in range(m):  # RR-IA: r in {0, 1}, S = [aspect not yet covered]
-                    r = R[d * m + a]
-                    s += r * S[a] * w[a]
-                    c += r
-                if code == RR:
-                    s += 1e-9 * c
-                if s > best:
-                    best = s
-                    bd = d
+                if left[d]:
+                    s = _gain(code, R, d, m, S, w)
+                    if s > best:
+                        best = s
+                        bd = d
             if best <= 0.0 and code != RR:
                 i0 = i
                 break
             order[i] = bd
-            left[bd] = False
+            left[bd] = 0
             for a in range(m):
                 S[a] *= 1.0 - R[bd * m + a]
         for d in range(n):
@@ -314,6 +325,55 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_
         exact = m <= 1
     v = _value(code, k, java, p, e, order, 0, n, G, g0, m, w, gm, nrel, idcg, S, C)
     return v, exact
+
+
+@_jit
+def _ap_order(G, g0, n, m, key, cnt, order, IS):
+    """AP-IA's ideal order by (key, cnt, row), key and cnt functions of the document's binary
+    pattern (m <= 10): the patterns present sorted by (key, cnt), then a stable counting sort of
+    the documents by their pattern's class."""
+    P = 1 << m
+    first = IS[:P]  # first document of each pattern, -1 if absent
+    cls = IS[P:2 * P]
+    pat = IS[2 * P:2 * P + n]
+    for x in range(P):
+        first[x] = -1
+    up = IS[2 * P + n:3 * P + n]  # the patterns present
+    u = 0
+    for d in range(n):
+        b = 0
+        for a in range(m):
+            b |= (1 << a) if G[g0 + d * m + a] >= 1 else 0
+        pat[d] = b
+        if first[b] < 0:
+            first[b] = d
+            up[u] = b
+            u += 1
+    for x in range(1, u):  # insertion sort of the u <= 2^m patterns by (key, cnt)
+        b = up[x]
+        y = x
+        while y > 0 and (key[first[up[y - 1]]] > key[first[b]] or (
+                key[first[up[y - 1]]] == key[first[b]] and cnt[first[up[y - 1]]] > cnt[first[b]])):
+            up[y] = up[y - 1]
+            y -= 1
+        up[y] = b
+    c = -1
+    for x in range(u):  # class = rank of (key, cnt); equal pairs share a class
+        b = up[x]
+        if x == 0 or key[first[b]] != key[first[up[x - 1]]] or cnt[first[b]] != cnt[first[up[x - 1]]]:
+            c += 1
+        cls[b] = c
+    tally = IS[3 * P + n:4 * P + n + 1]
+    for x in range(c + 2):
+        tally[x] = 0
+    for d in range(n):
+        tally[cls[pat[d]] + 1] += 1
+    for x in range(c + 1):
+        tally[x + 1] += tally[x]
+    for d in range(n):
+        q = cls[pat[d]]
+        order[tally[q]] = d
+        tally[q] += 1
 
 
 @_jit
@@ -456,42 +516,53 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
     A = aoff[T]
     IDCG = np.zeros((max(A, 1), M))
     GM = np.ones((max(A, 1), M))
-    for t in nb.prange(T):
-        n = toff[t + 1] - toff[t]
-        a0 = aoff[t]
-        m = aoff[t + 1] - a0
-        g0 = goff[t]
-        w = W[a0:a0 + m]
-        nrel = NR[a0:a0 + m]
-        sc = np.empty(m)
-        cc = np.empty(m)
-        allrows = np.arange(n)
-        HN = _harmonic(ncoll, RC) if universe == 2 else _harmonic(n, RC)
-        N = ncoll if universe == 2 else n
-        Kt = 0
-        for j in range(M):
-            if spec[j, 0] == RBU or spec[j, 0] == GERR:
-                Kt = max(Kt, N if (spec[j, 2] or spec[j, 1] < 0) else min(spec[j, 1], N))
-        ORD = np.empty((M, n), np.int64)
-        amax = np.empty(m, np.int64)
-        _amax(G, g0, n, m, amax)
-        EC = np.empty((M, m, Kt + 1))
-        for j in range(M):
-            code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
-            p, e = fpar[j, 0], fpar[j, 1]
-            gm = GM[a0:a0 + m, j]
-            _scales(code, amax, m, spec[j, 3] != 0, gm)
-            idcg = IDCG[a0:a0 + m, j]
-            if code == NDCG:
-                _idcg(G, g0, n, m, k, gm, idcg)
-            sh = spec[j, 4]
-            v, ex = _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, sc, cc,
-                         ORD[sh if sh >= 0 else j], sh >= 0)
-            iub[t, j] = v
-            exact[t, j] = ex
-            if universe != 1:
-                reb[t, j] = _reb(code, k, java, p, e, allrows, N, G, g0, m, w, gm, nrel, idcg, HN,
-                                 RC, EC[sh if sh >= 0 else j], sh >= 0)
+    nmax, mmax = 1, 1
+    for t in range(T):
+        nmax = max(nmax, toff[t + 1] - toff[t])
+        mmax = max(mmax, aoff[t + 1] - aoff[t])
+    Kmax = 0
+    for j in range(M):
+        if spec[j, 0] == RBU or spec[j, 0] == GERR:
+            NN = max(nmax, ncoll) if universe == 2 else nmax
+            Kmax = max(Kmax, NN if (spec[j, 2] or spec[j, 1] < 0) else min(spec[j, 1], NN))
+    nch = min(T, 256)  # chunks of topics, each with its own scratch
+    for ch in nb.prange(nch):
+        FS = np.empty(nmax * (mmax + 2))
+        IS = np.empty(4 * nmax + 4 * 1024 + 2, np.int64)
+        ORD_ = np.empty((M, nmax), np.int64)
+        EC_ = np.empty((M, mmax, Kmax + 1))
+        sc = np.empty(mmax)
+        cc = np.empty(mmax)
+        amax = np.empty(mmax, np.int64)
+        allrows_ = np.arange(nmax)
+        for t in range(ch * T // nch, (ch + 1) * T // nch):
+            n = toff[t + 1] - toff[t]
+            a0 = aoff[t]
+            m = aoff[t + 1] - a0
+            g0 = goff[t]
+            w = W[a0:a0 + m]
+            nrel = NR[a0:a0 + m]
+            allrows = allrows_[:n]
+            HN = _harmonic(ncoll, RC) if universe == 2 else _harmonic(n, RC)
+            N = ncoll if universe == 2 else n
+            _amax(G, g0, n, m, amax)
+            for j in range(M):
+                code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
+                p, e = fpar[j, 0], fpar[j, 1]
+                gm = GM[a0:a0 + m, j]
+                _scales(code, amax, m, spec[j, 3] != 0, gm)
+                idcg = IDCG[a0:a0 + m, j]
+                if code == NDCG:
+                    _idcg(G, g0, n, m, k, gm, idcg)
+                sh = spec[j, 4]
+                jj = sh if sh >= 0 else j
+                v, ex = _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, sc, cc,
+                             ORD_[jj, :n], sh >= 0, FS, IS)
+                iub[t, j] = v
+                exact[t, j] = ex
+                if universe != 1:
+                    reb[t, j] = _reb(code, k, java, p, e, allrows, N, G, g0, m, w, gm, nrel, idcg,
+                                     HN, RC, EC_[jj, :m], sh >= 0)
     for s in nb.prange(S):
         t = seg_topic[s]
         a0 = aoff[t]
