@@ -216,11 +216,12 @@ def _gain(code, R, d, m, S, w):
 
 
 @_jit
-def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_order, FS, IS):
+def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_order, FS, IS,
+         amax):
     """(value of the family's ideal ranking of the judged documents, exact?). ``order`` (n):
     the greedy ideal, written here, or read when ``have_order`` (the same cascade greedy of an
-    earlier measure of the batch). ``FS`` (float, >= n(m+2)) and ``IS`` (int, >= 4n + 4098):
-    scratch, reused across topics."""
+    earlier measure of the batch). ``FS`` (float, >= n(m+2)) and ``IS`` (int, >= 5n + 4098):
+    scratch, reused across topics; ``amax``: the aspects' largest grades."""
     if code == RBP or code == NDCG:  # the value of the key-sorted order is linear in the keys
         key = FS[:n]
         for a in range(m):
@@ -287,6 +288,9 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_
             for a in range(m):
                 R[d * m + a] = _r(code, G[g0 + d * m + a], gm[a])
             left[d] = 1
+        U = _classes(G, g0, n, m, amax, IS, code != RR)  # RR-IA: few steps, not worth it
+        nxt = IS[2 * n:3 * n]
+        cur = IS[3 * n:4 * n]
         # only the first K ranks of the ideal reach the value (cutoff measures); once every
         # remaining gain is 0 the greedy takes the rest in row order (argmax of ties)
         K = n if (code == RR or (code == RBU and (java or k < 0))) else min(k, n)
@@ -305,17 +309,21 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_
                     break
             best = -np.inf
             bd = -1
-            for d in range(n):
-                if left[d]:
+            bx = -1
+            for x in range(U):  # one document per class: its lowest row not yet taken
+                d = cur[x]
+                if d >= 0:
                     s = _gain(code, R, d, m, S, w)
-                    if s > best:
+                    if s > best or (s == best and d < bd):
                         best = s
                         bd = d
+                        bx = x
             if best <= 0.0 and code != RR:
                 i0 = i
                 break
             order[i] = bd
             left[bd] = 0
+            cur[bx] = nxt[bd]
             for a in range(m):
                 S[a] *= 1.0 - R[bd * m + a]
         for d in range(n):
@@ -325,6 +333,50 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_
         exact = m <= 1
     v = _value(code, k, java, p, e, order, 0, n, G, g0, m, w, gm, nrel, idcg, S, C)
     return v, exact
+
+
+@_jit
+def _classes(G, g0, n, m, amax, IS, group):
+    """Documents with equal grade rows are exchangeable in the greedy (equal scores, ties to the
+    lower row): group them by the mixed-radix code of the grade row (when the codes number at
+    most 4096 and ``group``; else every document is its own class). Writes, in ``IS``:
+    ``nxt`` = IS[2n:3n]
+    (the next document of the same class in row order, -1), ``cur`` = IS[3n:4n] (each class's
+    first document); uses IS[n:2n] (last document of a class), IS[4n:5n] (class -> code) and
+    IS[5n:5n+4096] (code -> class; entries left by earlier topics are recognised as stale).
+    Returns the number of classes."""
+    last = IS[n:2 * n]
+    nxt = IS[2 * n:3 * n]
+    cur = IS[3 * n:4 * n]
+    ccode = IS[4 * n:5 * n]
+    head = IS[5 * n:5 * n + 4096]
+    P = 1
+    for a in range(m):
+        P *= amax[a] + 1
+        if P > 4096:
+            break
+    if P > 4096 or not group:
+        for d in range(n):
+            cur[d] = d
+            nxt[d] = -1
+        return n
+    U = 0
+    for d in range(n):
+        c = 0
+        for a in range(m):
+            c = c * (amax[a] + 1) + G[g0 + d * m + a]
+        x = head[c]
+        if x < 0 or x >= U or ccode[x] != c:
+            x = U
+            head[c] = x
+            ccode[x] = c
+            cur[x] = d
+            U += 1
+        else:
+            nxt[last[x]] = d
+        last[x] = d
+        nxt[d] = -1
+    return U
 
 
 @_jit
@@ -395,27 +447,79 @@ def _recip(RC, x):
 
 
 @_jit
+def _lbinom(n, k):
+    """ln C(n, k)."""
+    return math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)
+
+
+@_jit
+def _er_blocks(code, hist, top, sc, nr, Kr):
+    """Er[c] = E[product of y over c of the nr documents with y < 1, drawn without replacement],
+    c = 0..Kr, with the documents in blocks of equal grade (``hist[g]`` of grade g, y_g =
+    1 - r(g)): e_c = [z^c] prod_g sum_j C(n_g, j) y_g^j z^j, Er[c] = e_c / C(nr, c) (used while
+    C(nr, Kr) < e^600, so no overflow; all terms positive)."""
+    Er = np.zeros(Kr + 1)
+    Er[0] = 1.0
+    deg = 0
+    for g in range(1, top + 1):
+        ng = hist[g]
+        y = 1.0 - _r(code, g, sc)
+        if ng == 0 or y >= 1.0:
+            continue
+        nd = min(deg + ng, Kr)
+        for c in range(nd, -1, -1):  # in place, from the top: Er[c - j] not yet overwritten
+            s = 0.0
+            t = 1.0  # C(ng, j) y^j
+            for j in range(min(ng, c) + 1):
+                if c - j <= deg:
+                    s += t * Er[c - j]
+                t *= (ng - j) / (j + 1.0) * y
+            Er[c] = s
+        deg = nd
+    b = 1.0  # C(nr, c)
+    for c in range(Kr + 1):
+        Er[c] /= b
+        b *= (nr - c) / (c + 1.0)
+    return Er
+
+
+@_jit
 def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC):
     """E[S_c], c = 0..K, over random orders of a universe of N documents (``urows`` plus
     N - |urows| with r = 0) for aspect a; writes E[0..K]. The normalised elementary symmetric
     recurrence runs over the nr documents with r > 0 only (Er[c] = E[prod of c of them]); the
     first c positions then hold j of them with the hypergeometric probability h(c, j), updated
     in c: E[S_c] = sum_j h(c, j) Er[j]."""
-    ys = np.empty(urows.size)
-    nr = 0
-    for j in range(urows.size):  # branch-free compaction of y = 1 - r < 1
+    hist = np.zeros(64, np.int64)  # documents of each grade (grades < 64)
+    top = 0
+    for j in range(urows.size):
         d = urows[j]
-        y = 1.0 - _r(code, G[g0 + max(d, 0) * m + a], gm[a]) if d >= 0 else 1.0
-        ys[nr] = y
-        nr += 1 if y < 1.0 else 0
-    Kr = min(K, nr)
-    Er = np.zeros(Kr + 1)
-    Er[0] = 1.0
-    for j in range(1, nr + 1):
-        y = ys[j - 1]
-        ij = RC[j]
-        for c in range(min(j, Kr), 0, -1):
-            Er[c] = ((j - c) * ij * Er[c] if c < j else 0.0) + c * ij * y * Er[c - 1]
+        if d >= 0:
+            g = G[g0 + d * m + a]
+            top = max(top, g)
+            hist[min(g, 63)] += 1
+    nr = 0
+    for g in range(1, min(top, 63) + 1):
+        nr += hist[g] if 1.0 - _r(code, g, gm[a]) < 1.0 else 0
+    if top < 64 and _lbinom(nr, min(K, nr)) < 600.0:
+        Kr = min(K, nr)
+        Er = _er_blocks(code, hist, top, gm[a], nr, Kr)
+    else:
+        ys = np.empty(urows.size)
+        nr = 0
+        for j in range(urows.size):  # branch-free compaction of y = 1 - r < 1
+            d = urows[j]
+            y = 1.0 - _r(code, G[g0 + max(d, 0) * m + a], gm[a]) if d >= 0 else 1.0
+            ys[nr] = y
+            nr += 1 if y < 1.0 else 0
+        Kr = min(K, nr)
+        Er = np.zeros(Kr + 1)
+        Er[0] = 1.0
+        for j in range(1, nr + 1):
+            y = ys[j - 1]
+            ij = RC[j]
+            for c in range(min(j, Kr), 0, -1):
+                Er[c] = ((j - c) * ij * Er[c] if c < j else 0.0) + c * ij * y * Er[c - 1]
     h = np.zeros(Kr + 1)
     h[0] = 1.0
     E[0] = 1.0
@@ -528,7 +632,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
     nch = min(T, 256)  # chunks of topics, each with its own scratch
     for ch in nb.prange(nch):
         FS = np.empty(nmax * (mmax + 2))
-        IS = np.empty(4 * nmax + 4 * 1024 + 2, np.int64)
+        IS = np.full(5 * nmax + 4 * 1024 + 2, -1, np.int64)
         ORD_ = np.empty((M, nmax), np.int64)
         EC_ = np.empty((M, mmax, Kmax + 1))
         sc = np.empty(mmax)
@@ -557,7 +661,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                 sh = spec[j, 4]
                 jj = sh if sh >= 0 else j
                 v, ex = _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, sc, cc,
-                             ORD_[jj, :n], sh >= 0, FS, IS)
+                             ORD_[jj, :n], sh >= 0, FS, IS, amax)
                 iub[t, j] = v
                 exact[t, j] = ex
                 if universe != 1:
