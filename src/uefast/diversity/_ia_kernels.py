@@ -47,13 +47,22 @@ _jit = nb.njit(cache=True, nogil=True)
 
 
 @_jit
-def _amax(G, g0, n, m, out):
-    """The largest grade of each aspect of a topic."""
+def _amax(G, g0, n, m, out, H):
+    """The largest grade of each aspect of a topic, and ``H[a, g]``: its documents of grade g
+    (g < 64; grade 63 counts those above). Returns True where every grade is below 64."""
     for a in range(m):
         out[a] = 0
+        for g in range(64):
+            H[a, g] = 0
     for d in range(n):
         for a in range(m):
-            out[a] = max(out[a], G[g0 + d * m + a])
+            g = G[g0 + d * m + a]
+            out[a] = max(out[a], g)
+            H[a, min(g, 63)] += 1
+    small = True
+    for a in range(m):
+        small = small and out[a] < 64
+    return small
 
 
 @_jit
@@ -171,17 +180,23 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C)
 
 
 @_jit
-def _idcg(G, g0, n, m, k, gm, out):
+def _idcg(G, g0, n, m, k, gm, out, H, amax, small):
     """IDCG_t@k of every aspect (linear gain g/gmax, the top k gains of the judged documents),
-    from a histogram of the grades (no sort; grades above 4096 fall back to sorting)."""
+    from a histogram of the grades (no sort; the topic's ``H`` where ``small``, all grades < 64;
+    grades above 4096 fall back to sorting)."""
     for a in range(m):
-        top = 0
-        for d in range(n):
-            top = max(top, G[g0 + d * m + a])
+        top = amax[a]
         s = 0.0
         i = 0
         K = min(k, n)
-        if top <= 4096:
+        if small:
+            for g in range(top, 0, -1):
+                for _ in range(H[a, g]):
+                    if i >= K:
+                        break
+                    s += (g * gm[a]) * _dlog(i + 1.0)
+                    i += 1
+        elif top <= 4096:
             cnt = np.zeros(top + 1, np.int64)
             for d in range(n):
                 cnt[G[g0 + d * m + a]] += 1
@@ -484,20 +499,25 @@ def _er_blocks(code, hist, top, sc, nr, Kr):
 
 
 @_jit
-def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC):
+def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC, H, useH):
     """E[S_c], c = 0..K, over random orders of a universe of N documents (``urows`` plus
     N - |urows| with r = 0) for aspect a; writes E[0..K]. The normalised elementary symmetric
     recurrence runs over the nr documents with r > 0 only (Er[c] = E[prod of c of them]); the
     first c positions then hold j of them with the hypergeometric probability h(c, j), updated
     in c: E[S_c] = sum_j h(c, j) Er[j]."""
-    hist = np.zeros(64, np.int64)  # documents of each grade (grades < 64)
     top = 0
-    for j in range(urows.size):
-        d = urows[j]
-        if d >= 0:
-            g = G[g0 + d * m + a]
-            top = max(top, g)
-            hist[min(g, 63)] += 1
+    if useH:  # the topic's grade histogram (judged documents, grades < 64)
+        hist = H[a]
+        for g in range(64):
+            top = g if hist[g] > 0 else top
+    else:
+        hist = np.zeros(64, np.int64)  # documents of each grade (grades < 64)
+        for j in range(urows.size):
+            d = urows[j]
+            if d >= 0:
+                g = G[g0 + d * m + a]
+                top = max(top, g)
+                hist[min(g, 63)] += 1
     nr = 0
     for g in range(1, min(top, 63) + 1):
         nr += hist[g] if 1.0 - _r(code, g, gm[a]) < 1.0 else 0
@@ -538,10 +558,12 @@ def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC):
 
 
 @_jit
-def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec, have_E):
+def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec, have_E, H,
+         useH):
     """E[value] over random orders of the universe (see the module docstring). Cascade
     families: ``Ec[a, :K+1]`` holds E[S_c] of aspect a, computed here or read when ``have_E``
-    (an earlier measure of the batch with the same grade map and K)."""
+    (an earlier measure of the batch with the same grade map and K). ``useH``: ``urows`` are the
+    topic's judged documents, whose grade histogram is ``H`` (all grades < 64)."""
     n = urows.size
     if N <= 0:
         return 0.0
@@ -563,7 +585,7 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec,
         for a in range(m):
             E = Ec[a]
             if not have_E:
-                _survival(code, urows, G, g0, m, a, gm, K, N, E, RC)
+                _survival(code, urows, G, g0, m, a, gm, K, N, E, RC, H, useH)
             s = 0.0
             for i in range(1, K + 1):
                 s += disc[i] * (E[i - 1] - E[i])
@@ -574,12 +596,19 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec,
     for a in range(m):
         V = 0.0
         r = 0
-        for j in range(n):
-            d = urows[j]
-            if d >= 0:
-                g = G[g0 + d * m + a]
-                V += _r(code, g, gm[a])
-                r += 1 if g >= 1 else 0
+        if useH:  # by grade blocks
+            for g in range(1, 64):
+                c = H[a, g]
+                if c > 0:
+                    V += c * _r(code, g, gm[a])
+                    r += c
+        else:
+            for j in range(n):
+                d = urows[j]
+                if d >= 0:
+                    g = G[g0 + d * m + a]
+                    V += _r(code, g, gm[a])
+                    r += 1 if g >= 1 else 0
         if code == RBP:
             tot += w[a] * (V / N)
         elif code == NDCG:
@@ -638,6 +667,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
         sc = np.empty(mmax)
         cc = np.empty(mmax)
         amax = np.empty(mmax, np.int64)
+        HG = np.empty((mmax, 64), np.int64)
         allrows_ = np.arange(nmax)
         for t in range(ch * T // nch, (ch + 1) * T // nch):
             n = toff[t + 1] - toff[t]
@@ -649,7 +679,8 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
             allrows = allrows_[:n]
             HN = _harmonic(ncoll, RC) if universe == 2 else _harmonic(n, RC)
             N = ncoll if universe == 2 else n
-            _amax(G, g0, n, m, amax)
+            small = _amax(G, g0, n, m, amax, HG)
+            H = HG[:m]
             for j in range(M):
                 code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
                 p, e = fpar[j, 0], fpar[j, 1]
@@ -657,7 +688,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                 _scales(code, amax, m, spec[j, 3] != 0, gm)
                 idcg = IDCG[a0:a0 + m, j]
                 if code == NDCG:
-                    _idcg(G, g0, n, m, k, gm, idcg)
+                    _idcg(G, g0, n, m, k, gm, idcg, H, amax, small)
                 sh = spec[j, 4]
                 jj = sh if sh >= 0 else j
                 v, ex = _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, sc, cc,
@@ -666,7 +697,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                 exact[t, j] = ex
                 if universe != 1:
                     reb[t, j] = _reb(code, k, java, p, e, allrows, N, G, g0, m, w, gm, nrel, idcg,
-                                     HN, RC, EC_[jj, :m], sh >= 0)
+                                     HN, RC, EC_[jj, :m], sh >= 0, H, small)
     for s in nb.prange(S):
         t = seg_topic[s]
         a0 = aoff[t]
@@ -686,4 +717,5 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
             val[s, j] = _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, sc, cc)
             if universe == 1:
                 reb[s, j] = _reb(code, k, java, p, e, rows[lo:hi], hi - lo, G, g0, m, w, gm, nrel,
-                                 idcg, HN, RC, np.empty((m, hi - lo + 1)), False)
+                                 idcg, HN, RC, np.empty((m, hi - lo + 1)), False,
+                                 np.zeros((1, 64), np.int64), False)
