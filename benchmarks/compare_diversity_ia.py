@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_bench_diversity_ia import MEASURES, SMALL, kernel, make_data, prepare  # noqa: E402
+from test_bench_diversity_ia import MEASURES, SMALL, kernel, make_data, prepare
 
 
 def _load(rev: str, path: str, name: str, tmp: str):
