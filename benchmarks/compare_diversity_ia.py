@@ -5,6 +5,10 @@ the working tree's, interleaved in one process (old, new, old, new, ...), CPU
 `benchmarks/test_bench_diversity_ia.py` (5 aspects, six measures with IUB and exact REB). Also
 checks that both give the same `evaluate` table (largest absolute difference printed).
 
+BASE_COMMIT must hold a self-contained ``_ia_kernels.py`` (b79497c and earlier; after the
+split into ``_ia_common``/``_ia_ideal``/``_ia_reb`` the base's kernel would import this tree's
+helpers).
+
 Run: ``python benchmarks/compare_diversity_ia.py BASE_COMMIT [n_queries [n_systems [threads]]]``
 (default 3,000 queries x 1 system; ``UEFAST_BENCH_SMALL=1``: 200 queries, 2 repetitions).
 ``--per-measure`` as last argument: the kernel per measure instead (one thread recommended).
