@@ -99,6 +99,17 @@ def test_kernel_equals_reference_on_larger_topics(seed):
     _check_against_reference(batch, [parse_measure(s) for s in MEASURES])
 
 
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_kernel_equals_reference_with_large_grades(seed):
+    """Grades up to 70 (beyond the 64 grade blocks of the cascade REB and the 4096 grade-row
+    classes of the greedy: the per-document fallbacks; r(1) = 2^-70 rounds y to 1)."""
+    rng = np.random.default_rng(seed)
+    topics = list(_qrels(rng, 3, max_n=30, max_m=5, grades=(0, 0, 1, 2, 9, 70)).values())
+    batch, _ = _batch(rng, topics, per_topic=2)
+    _check_against_reference(batch, [parse_measure(s) for s in MEASURES])
+
+
 def _naive(m, topic, ranking):
     return getattr(nd, m.fam.naive)(topic.grades.tolist(), topic.weights.tolist(), list(ranking),
                                     m.params, m.k)

@@ -32,416 +32,31 @@ a collection (N = collection size >= n). Per aspect:
 IUB: RBP-IA and nDCG-IA by sorting on sum_t w_t gain/normaliser (exact, rearrangement); RBU and
 gERR-IA by the cascade greedy, RR-IA by the weighted cover greedy, AP-IA by sum_t J w_t/R_t:
 exact only with at most one aspect (``exact`` False otherwise: a lower bound on the maximum).
+
+The pieces: :mod:`uefast.diversity._ia_common` (grade maps, one ranking's value),
+:mod:`uefast.diversity._ia_ideal` (IUB rankings), :mod:`uefast.diversity._ia_reb` (REB); this
+module holds the parallel pass over topics (IUB, REB) and segments (values).
 """
 from __future__ import annotations
-
-import math
 
 import numba as nb
 import numpy as np
 
-__all__ = ["RBU", "GERR", "RBP", "NDCG", "RR", "AP", "ia_batch"]
+from uefast.diversity._ia_common import (
+    AP,
+    GERR,
+    NDCG,
+    RBP,
+    RBU,
+    RR,
+    _amax,
+    _scales,
+    _value,
+)
+from uefast.diversity._ia_ideal import _idcg, _iub
+from uefast.diversity._ia_reb import _harmonic, _reb
 
-RBU, GERR, RBP, NDCG, RR, AP = range(6)
-_jit = nb.njit(cache=True, nogil=True)
-
-
-@_jit
-def _amax(G, g0, n, m, out):
-    """The largest grade of each aspect of a topic."""
-    for a in range(m):
-        out[a] = 0
-    for d in range(n):
-        for a in range(m):
-            out[a] = max(out[a], G[g0 + d * m + a])
-
-
-@_jit
-def _scales(code, amax, m, gtop, out):
-    """Per aspect, the factor that turns a grade into r: 1/2^gmax (cascade: r = (2^g - 1)/2^gmax,
-    the same double as the division) or 1/gmax (linear: g/gmax, within one ulp); gmax = the
-    aspect's largest grade ``amax`` (``gtop``: the topic's), 1 where it is 0 (as
-    :meth:`Topic.rel`)."""
-    top = 0
-    for a in range(m):
-        top = max(top, amax[a])
-    for a in range(m):
-        gm = top if gtop else amax[a]
-        if gm <= 0:
-            gm = 1
-        out[a] = 1.0 / 2.0 ** gm if (code == RBU or code == GERR) else 1.0 / gm
-
-
-@_jit
-def _r(code, g, sc):
-    """r(d,t) of the family's grade map (``sc`` from :func:`_scales`): cascade, linear, binary."""
-    if code == RBU or code == GERR:
-        if g < 53:
-            return float((1 << g) - 1) * sc
-        return (2.0 ** g - 1.0) * sc
-    if code == RBP or code == NDCG:
-        return g * sc
-    return 1.0 if g >= 1 else 0.0
-
-
-@_jit
-def _dlog(i):
-    """1/log2(i + 1), i = 1, 2, ..."""
-    return 1.0 / np.log2(i + 1.0)
-
-
-@_jit
-def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C):
-    """Value of the ranking rows[lo:hi] (S, C: scratch of length m)."""
-    L = hi - lo
-    tot = 0.0
-    if code == RBU or code == GERR:
-        if code == GERR:
-            K = min(k, L)
-        elif java or k < 0:
-            K = L
-        else:
-            K = min(k, L)
-        for a in range(m):
-            S[a] = 1.0
-        pi = 1.0 if java else p  # p^i (java: p^(i-1)) at rank i
-        for i in range(K):
-            d = rows[lo + i]
-            gain = 0.0
-            if d >= 0:
-                for a in range(m):
-                    r = _r(code, G[g0 + d * m + a], gm[a])  # branch-free: r = 0 adds 0
-                    gain += w[a] * r * S[a]
-                    S[a] *= 1.0 - r
-            if code == GERR:
-                tot += gain / (i + 1.0)
-            elif java:
-                tot += (1.0 - p) * pi * (gain - e)
-            else:
-                tot += pi * (gain - e)
-            pi *= p
-        return tot
-    if code == RBP:
-        pi = 1.0
-        for i in range(L):
-            d = rows[lo + i]
-            if d >= 0:
-                gain = 0.0
-                for a in range(m):
-                    gain += w[a] * _r(code, G[g0 + d * m + a], gm[a])
-                tot += pi * gain
-            pi *= p
-        return (1.0 - p) * tot
-    if code == NDCG:
-        K = min(k, L)
-        for a in range(m):
-            S[a] = 0.0
-        for i in range(K):
-            d = rows[lo + i]
-            if d >= 0:
-                D = _dlog(i + 1.0)
-                for a in range(m):
-                    S[a] += _r(code, G[g0 + d * m + a], gm[a]) * D
-        for a in range(m):
-            if idcg[a] > 0:
-                tot += w[a] * (S[a] / idcg[a])
-        return tot
-    # RR-IA, AP-IA (binary)
-    for a in range(m):
-        S[a] = 0.0
-        C[a] = 0.0
-    for i in range(L):
-        d = rows[lo + i]
-        if d >= 0:
-            ii = 1.0 / (i + 1.0)
-            for a in range(m):
-                J = 1.0 if G[g0 + d * m + a] >= 1 else 0.0
-                if code == RR:
-                    C[a] += (i + 1.0) if (J > 0.0 and C[a] == 0.0) else 0.0
-                else:
-                    C[a] += J
-                    S[a] += J * C[a] * ii
-    for a in range(m):
-        if code == RR:
-            if C[a] > 0:
-                tot += w[a] / C[a]
-        elif nrel[a] > 0 and C[a] > 0:
-            tot += w[a] * S[a] / nrel[a]
-    return tot
-
-
-@_jit
-def _idcg(G, g0, n, m, k, gm, out):
-    """IDCG_t@k of every aspect (linear gain g/gmax, the top k gains of the judged documents),
-    from a histogram of the grades (no sort; grades above 4096 fall back to sorting)."""
-    for a in range(m):
-        top = 0
-        for d in range(n):
-            top = max(top, G[g0 + d * m + a])
-        s = 0.0
-        i = 0
-        K = min(k, n)
-        if top <= 4096:
-            cnt = np.zeros(top + 1, np.int64)
-            for d in range(n):
-                cnt[G[g0 + d * m + a]] += 1
-            for g in range(top, 0, -1):
-                for _ in range(cnt[g]):
-                    if i >= K:
-                        break
-                    s += (g * gm[a]) * _dlog(i + 1.0)
-                    i += 1
-        else:
-            col = np.empty(n)
-            for d in range(n):
-                col[d] = -(G[g0 + d * m + a] * gm[a])
-            col.sort()
-            for i in range(K):
-                s += -col[i] * _dlog(i + 1.0)
-        out[a] = s
-
-
-@_jit
-def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_order):
-    """(value of the family's ideal ranking of the judged documents, exact?). ``order`` (n):
-    the greedy ideal, written here, or read when ``have_order`` (the same cascade greedy of an
-    earlier measure of the batch)."""
-    if code == RBP or code == NDCG:  # the value of the key-sorted order is linear in the keys
-        key = np.empty(n)
-        for a in range(m):
-            C[a] = w[a] / idcg[a] if code == NDCG else 0.0
-        for d in range(n):
-            s = 0.0
-            for a in range(m):
-                if code == RBP:
-                    s += _r(code, G[g0 + d * m + a], gm[a]) * w[a]
-                else:
-                    s += _r(code, G[g0 + d * m + a], gm[a]) * C[a]
-            key[d] = -s
-        key.sort()
-        v = 0.0
-        if code == RBP:
-            pi = 1.0
-            for i in range(n):
-                v -= pi * key[i]
-                pi *= p
-            return (1.0 - p) * v, True
-        for i in range(min(k, n)):
-            v -= key[i] * _dlog(i + 1.0)
-        return v, True
-    if code == AP:  # by sum_t J w_t/R_t, then more aspects, then row (np.lexsort's order)
-        key = np.empty(n)
-        cnt = np.empty(n)
-        for a in range(m):
-            C[a] = w[a] / max(nrel[a], 1)
-        for d in range(n):
-            s = 0.0
-            c = 0.0
-            for a in range(m):
-                J = 1.0 if G[g0 + d * m + a] >= 1 else 0.0
-                s += J * C[a]
-                c += J
-            key[d] = -s
-            cnt[d] = -c
-        order[:] = np.argsort(key, kind="mergesort")  # ties: row order
-        i = 0
-        while i < n:  # within a run of equal keys: more aspects first, stable (insertion sort)
-            j = i + 1
-            while j < n and key[order[j]] == key[order[i]]:
-                j += 1
-            for x in range(i + 1, j):
-                o = order[x]
-                y = x
-                while y > i and cnt[order[y - 1]] > cnt[o]:
-                    order[y] = order[y - 1]
-                    y -= 1
-                order[y] = o
-            i = j
-        exact = m <= 1
-    elif have_order:
-        exact = m <= 1
-    else:  # greedy: cascade (RBU, gERR-IA) or weighted cover (RR-IA); ties to the lower row
-        left = np.ones(n, np.bool_)
-        for a in range(m):
-            S[a] = 1.0
-        R = np.empty(n * m)
-        for d in range(n):
-            for a in range(m):
-                R[d * m + a] = _r(code, G[g0 + d * m + a], gm[a])
-        # only the first K ranks of the ideal reach the value (cutoff measures); once every
-        # remaining gain is 0 the greedy takes the rest in row order (argmax of ties)
-        K = n if (code == RR or (code == RBU and (java or k < 0))) else min(k, n)
-        i0 = n
-        for i in range(n):
-            if i >= K:
-                i0 = i
-                break
-            if code == RR:  # RR-IA reads only the first hit of each aspect of positive weight
-                done = True
-                for a in range(m):
-                    if S[a] > 0.0 and w[a] > 0.0:
-                        done = False
-                if done:
-                    i0 = i
-                    break
-            best = -np.inf
-            bd = -1
-            for d in range(n):
-                if not left[d]:
-                    continue
-                s = 0.0
-                c = 0.0
-                for a in range(m):  # RR-IA: r in {0, 1}, S = [aspect not yet covered]
-                    r = R[d * m + a]
-                    s += r * S[a] * w[a]
-                    c += r
-                if code == RR:
-                    s += 1e-9 * c
-                if s > best:
-                    best = s
-                    bd = d
-            if best <= 0.0 and code != RR:
-                i0 = i
-                break
-            order[i] = bd
-            left[bd] = False
-            for a in range(m):
-                S[a] *= 1.0 - R[bd * m + a]
-        for d in range(n):
-            if left[d]:
-                order[i0] = d
-                i0 += 1
-        exact = m <= 1
-    v = _value(code, k, java, p, e, order, 0, n, G, g0, m, w, gm, nrel, idcg, S, C)
-    return v, exact
-
-
-@_jit
-def _harmonic(N, RC):
-    """H_N = sum_{i<=N} 1/i (the asymptotic series beyond 10^6 terms: error < 1e-25)."""
-    if N < 1_000_000:
-        s = 0.0
-        for i in range(1, N + 1):
-            s += RC[i] if i < RC.size else 1.0 / i
-        return s
-    x = float(N)
-    return math.log(x) + 0.5772156649015329 + 1.0 / (2 * x) - 1.0 / (12 * x * x) + 1.0 / (120 * x ** 4)
-
-
-@_jit
-def _recip(RC, x):
-    """1/x from the table (1/i, i < len(RC)) or by division."""
-    return RC[x] if x < RC.size else 1.0 / x
-
-
-@_jit
-def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC):
-    """E[S_c], c = 0..K, over random orders of a universe of N documents (``urows`` plus
-    N - |urows| with r = 0) for aspect a; writes E[0..K]. The normalised elementary symmetric
-    recurrence runs over the nr documents with r > 0 only (Er[c] = E[prod of c of them]); the
-    first c positions then hold j of them with the hypergeometric probability h(c, j), updated
-    in c: E[S_c] = sum_j h(c, j) Er[j]."""
-    ys = np.empty(urows.size)
-    nr = 0
-    for j in range(urows.size):  # branch-free compaction of y = 1 - r < 1
-        d = urows[j]
-        y = 1.0 - _r(code, G[g0 + max(d, 0) * m + a], gm[a]) if d >= 0 else 1.0
-        ys[nr] = y
-        nr += 1 if y < 1.0 else 0
-    Kr = min(K, nr)
-    Er = np.zeros(Kr + 1)
-    Er[0] = 1.0
-    for j in range(1, nr + 1):
-        y = ys[j - 1]
-        ij = RC[j]
-        for c in range(min(j, Kr), 0, -1):
-            Er[c] = ((j - c) * ij * Er[c] if c < j else 0.0) + c * ij * y * Er[c - 1]
-    h = np.zeros(Kr + 1)
-    h[0] = 1.0
-    E[0] = 1.0
-    z = float(N - nr)  # documents with r = 0
-    for c in range(K):  # position c+1 takes one of the N - c documents left
-        inv = _recip(RC, N - c)
-        for jr in range(min(c + 1, Kr), -1, -1):
-            v = h[jr] * max(z - (c - jr), 0.0) * inv if jr <= c else 0.0
-            if jr > 0:
-                v += h[jr - 1] * (nr - (jr - 1)) * inv
-            h[jr] = v
-        s = 0.0
-        for jr in range(min(c + 1, Kr) + 1):
-            s += h[jr] * Er[jr]
-        E[c + 1] = s
-
-
-@_jit
-def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec, have_E):
-    """E[value] over random orders of the universe (see the module docstring). Cascade
-    families: ``Ec[a, :K+1]`` holds E[S_c] of aspect a, computed here or read when ``have_E``
-    (an earlier measure of the batch with the same grade map and K)."""
-    n = urows.size
-    if N <= 0:
-        return 0.0
-    tot = 0.0
-    if code == RBU or code == GERR:
-        if code == GERR:
-            K = min(k, N)
-        elif java or k < 0:
-            K = N
-        else:
-            K = min(k, N)
-        disc = np.empty(K + 1)
-        pi = 1.0
-        ds = 0.0
-        for i in range(1, K + 1):
-            disc[i] = _recip(RC, i) if code == GERR else ((1.0 - p) * pi if java else pi * p)
-            ds += disc[i]
-            pi *= p
-        for a in range(m):
-            E = Ec[a]
-            if not have_E:
-                _survival(code, urows, G, g0, m, a, gm, K, N, E, RC)
-            s = 0.0
-            for i in range(1, K + 1):
-                s += disc[i] * (E[i - 1] - E[i])
-            tot += w[a] * s
-        if code == RBU:
-            tot -= e * ds
-        return tot
-    for a in range(m):
-        V = 0.0
-        r = 0
-        for j in range(n):
-            d = urows[j]
-            if d >= 0:
-                g = G[g0 + d * m + a]
-                V += _r(code, g, gm[a])
-                r += 1 if g >= 1 else 0
-        if code == RBP:
-            tot += w[a] * (V / N)
-        elif code == NDCG:
-            if idcg[a] > 0:
-                tot += w[a] * ((V / N) / idcg[a])
-        elif r > 0:
-            if code == RR:  # P(first hit at i) = C(N-i, r-1)/C(N, r), by its ratio in i
-                s = 0.0
-                q = r / N
-                for i in range(1, N - r + 2):
-                    s += q * _recip(RC, i)
-                    q *= (N - i - r + 1.0) * _recip(RC, N - i) if N > i else 0.0
-                tot += w[a] * s
-            elif N == 1:
-                tot += w[a] * r / nrel[a]
-            else:
-                ap = (r * (N - HN) + N * (HN - 1.0)) / (N * (N - 1.0))
-                tot += w[a] * (r / nrel[a]) * ap
-    if code == RBP:
-        tot *= 1.0 - p ** N
-    elif code == NDCG:
-        s = 0.0
-        for i in range(1, min(k, N) + 1):
-            s += _dlog(float(i))
-        tot *= s
-    return tot
+__all__ = ["AP", "GERR", "NDCG", "RBP", "RBU", "RR", "ia_batch"]
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
@@ -456,42 +71,55 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
     A = aoff[T]
     IDCG = np.zeros((max(A, 1), M))
     GM = np.ones((max(A, 1), M))
-    for t in nb.prange(T):
-        n = toff[t + 1] - toff[t]
-        a0 = aoff[t]
-        m = aoff[t + 1] - a0
-        g0 = goff[t]
-        w = W[a0:a0 + m]
-        nrel = NR[a0:a0 + m]
-        sc = np.empty(m)
-        cc = np.empty(m)
-        allrows = np.arange(n)
-        HN = _harmonic(ncoll, RC) if universe == 2 else _harmonic(n, RC)
-        N = ncoll if universe == 2 else n
-        Kt = 0
-        for j in range(M):
-            if spec[j, 0] == RBU or spec[j, 0] == GERR:
-                Kt = max(Kt, N if (spec[j, 2] or spec[j, 1] < 0) else min(spec[j, 1], N))
-        ORD = np.empty((M, n), np.int64)
-        amax = np.empty(m, np.int64)
-        _amax(G, g0, n, m, amax)
-        EC = np.empty((M, m, Kt + 1))
-        for j in range(M):
-            code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
-            p, e = fpar[j, 0], fpar[j, 1]
-            gm = GM[a0:a0 + m, j]
-            _scales(code, amax, m, spec[j, 3] != 0, gm)
-            idcg = IDCG[a0:a0 + m, j]
-            if code == NDCG:
-                _idcg(G, g0, n, m, k, gm, idcg)
-            sh = spec[j, 4]
-            v, ex = _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, sc, cc,
-                         ORD[sh if sh >= 0 else j], sh >= 0)
-            iub[t, j] = v
-            exact[t, j] = ex
-            if universe != 1:
-                reb[t, j] = _reb(code, k, java, p, e, allrows, N, G, g0, m, w, gm, nrel, idcg, HN,
-                                 RC, EC[sh if sh >= 0 else j], sh >= 0)
+    nmax, mmax = 1, 1
+    for t in range(T):
+        nmax = max(nmax, toff[t + 1] - toff[t])
+        mmax = max(mmax, aoff[t + 1] - aoff[t])
+    Kmax = 0
+    for j in range(M):
+        if spec[j, 0] == RBU or spec[j, 0] == GERR:
+            NN = max(nmax, ncoll) if universe == 2 else nmax
+            Kmax = max(Kmax, NN if (spec[j, 2] or spec[j, 1] < 0) else min(spec[j, 1], NN))
+    nch = min(T, 256)  # chunks of topics, each with its own scratch
+    for ch in nb.prange(nch):
+        FS = np.empty(nmax * (mmax + 2))
+        IS = np.full(5 * nmax + 4 * 1024 + 2, -1, np.int64)
+        ORD_ = np.empty((M, nmax), np.int64)
+        EC_ = np.empty((M, mmax, Kmax + 1))
+        sc = np.empty(mmax)
+        cc = np.empty(mmax)
+        amax = np.empty(mmax, np.int64)
+        HG = np.empty((mmax, 64), np.int64)
+        allrows_ = np.arange(nmax)
+        for t in range(ch * T // nch, (ch + 1) * T // nch):
+            n = toff[t + 1] - toff[t]
+            a0 = aoff[t]
+            m = aoff[t + 1] - a0
+            g0 = goff[t]
+            w = W[a0:a0 + m]
+            nrel = NR[a0:a0 + m]
+            allrows = allrows_[:n]
+            HN = _harmonic(ncoll, RC) if universe == 2 else _harmonic(n, RC)
+            N = ncoll if universe == 2 else n
+            small = _amax(G, g0, n, m, amax, HG)
+            H = HG[:m]
+            for j in range(M):
+                code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
+                p, e = fpar[j, 0], fpar[j, 1]
+                gm = GM[a0:a0 + m, j]
+                _scales(code, amax, m, spec[j, 3] != 0, gm)
+                idcg = IDCG[a0:a0 + m, j]
+                if code == NDCG:
+                    _idcg(G, g0, n, m, k, gm, idcg, H, amax, small)
+                sh = spec[j, 4]
+                jj = sh if sh >= 0 else j
+                v, ex = _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, sc, cc,
+                             ORD_[jj, :n], sh >= 0, FS, IS, amax)
+                iub[t, j] = v
+                exact[t, j] = ex
+                if universe != 1:
+                    reb[t, j] = _reb(code, k, java, p, e, allrows, N, G, g0, m, w, gm, nrel, idcg,
+                                     HN, RC, EC_[jj, :m], sh >= 0, H, small)
     for s in nb.prange(S):
         t = seg_topic[s]
         a0 = aoff[t]
@@ -511,4 +139,5 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
             val[s, j] = _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, sc, cc)
             if universe == 1:
                 reb[s, j] = _reb(code, k, java, p, e, rows[lo:hi], hi - lo, G, g0, m, w, gm, nrel,
-                                 idcg, HN, RC, np.empty((m, hi - lo + 1)), False)
+                                 idcg, HN, RC, np.empty((m, hi - lo + 1)), False,
+                                 np.zeros((1, 64), np.int64), False)

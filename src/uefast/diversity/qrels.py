@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from uefast.diversity import _qrels_kernels as _qk
 from uefast.errors import InputError
 from uefast.inputs import column, numpy_view, to_arrow
 from uefast.io._hash import first_duplicate, hash_keys, str_buffers
@@ -275,10 +276,11 @@ def compile_qrels(qrels, *, weights=None, qid: str = "qid", subtopic: str = "sub
     if not (pa.types.is_integer(lab.type)):
         raise InputError(f"qrels: column {label!r} must hold integers, got {lab.type}")
     g = np.maximum(numpy_view(lab).astype(np.int64), 0)
-    qids = pc.unique(qa)  # first-appearance order
-    subs = pc.unique(sa)
-    qc = np.asarray(pc.index_in(qa, value_set=qids), np.int64)
-    sc = np.asarray(pc.index_in(sa, value_set=subs), np.int64)
+    qenc = pc.dictionary_encode(qa.combine_chunks() if isinstance(qa, pa.ChunkedArray) else qa)
+    senc = pc.dictionary_encode(sa.combine_chunks() if isinstance(sa, pa.ChunkedArray) else sa)
+    qids, subs = qenc.dictionary, senc.dictionary  # first-appearance order
+    qc = np.asarray(qenc.indices, np.int64)
+    sc = np.asarray(senc.indices, np.int64)
     NS = len(subs)
     # every (topic, subtopic) pair that has a relevant document is an active aspect
     pair = qc * NS + sc
@@ -293,40 +295,77 @@ def compile_qrels(qrels, *, weights=None, qid: str = "qid", subtopic: str = "sub
         wmap = _weight_map(wq, ws, numpy_view(column(wt, "weight", "weights")).astype(float))
     elif "weight" in t.column_names:
         wmap = _weight_map(qa, sa, numpy_view(column(t, "weight", "qrels")).astype(float))
-    order = np.asarray(pc.sort_indices(pa.table({"q": qc, "d": da}),
-                                       sort_keys=[("q", "ascending"), ("d", "ascending")]), np.int64)
-    qs, ds = qc[order], da.take(pa.array(order))
-    dcode = np.asarray(pc.dictionary_encode(ds).indices, np.int64)
+    denc = pc.dictionary_encode(da.combine_chunks() if isinstance(da, pa.ChunkedArray) else da)
+    dix = np.asarray(denc.indices, np.int64)
+    urank = np.empty(len(denc.dictionary), np.int64)  # docid's rank by bytes
+    urank[np.asarray(pc.array_sort_indices(denc.dictionary), np.int64)] = np.arange(urank.size)
+    order = _qk.sort_topic_doc(qc, len(qids), urank[dix], max(urank.size, 1))
+    qs, dcode = qc[order], dix[order]
     new_doc = np.r_[True, (qs[1:] != qs[:-1]) | (dcode[1:] != dcode[:-1])] if order.size else np.zeros(0, bool)
     doc_ix = np.cumsum(new_doc) - 1  # global judged-document index, sorted by (topic, docid)
     ps = pair[order]
-    key = doc_ix * NS + sc[order]
-    dup = np.flatnonzero(np.diff(np.sort(key)) == 0)
-    if dup.size:
-        k = np.sort(key)[dup[0]]
-        i = int(order[np.flatnonzero(key == k)[1]])
+    x = _qk.first_duplicate_pair(doc_ix, sc[order], max(NS, 1))
+    if x >= 0:
+        i = int(order[x])
         raise InputError(f"qrels: (qid, subtopic, docid) = ({qa[i].as_py()!r}, {sa[i].as_py()!r}, "
                          f"{da[i].as_py()!r}) given twice (row {i})")
     first_doc = np.flatnonzero(new_doc)
-    doc_names = ds.take(pa.array(first_doc)).to_numpy(zero_copy_only=False).astype(object)
+    doc_names = denc.dictionary.take(pa.array(dcode[first_doc])).to_numpy(zero_copy_only=False).astype(object)
     doc_topic = qs[first_doc]
     tstart = np.searchsorted(doc_topic, np.arange(len(qids) + 1))
+    return _build_topics(qids.to_pylist(), sub_names, active, NS, qs, ps, doc_ix, g[order],
+                         doc_names, tstart, wmap)
+
+
+def _sub_ranks(names: list[str]):
+    """(int-parsable?, rank by (int(s), s) among those, rank by UTF-8 bytes) of each subtopic id:
+    the two orders of :func:`_aspect_order`."""
+    n = len(names)
+    isint = np.zeros(n, bool)
+    ints = []
+    for i, s in enumerate(names):
+        try:
+            ints.append((int(s), s, i))
+            isint[i] = True
+        except ValueError:
+            pass
+    numrank = np.zeros(n, np.int64)
+    for r, (_, _, i) in enumerate(sorted(ints)):
+        numrank[i] = r
+    byterank = np.empty(n, np.int64)
+    byterank[sorted(range(n), key=lambda i: names[i].encode())] = np.arange(n)
+    return isint, numrank, byterank
+
+
+def _build_topics(qid_list, sub_names, active, NS, qs, ps, doc_ix, gs, doc_names, tstart, wmap):
+    """The :class:`Topic` objects, from arrays over the qrels rows sorted by (topic, docid)
+    (``qs`` topic code, ``ps`` = topic x NS + subtopic code, ``doc_ix`` global judged-document
+    index, ``gs`` grade): aspect order, grade matrices, weights and relevant counts for all topics
+    at once (one flat grade array; each topic's ``grades`` is a view of its block)."""
+    T = len(qid_list)
+    ap = np.flatnonzero(active)  # active (topic, subtopic) pairs, ascending
+    at, asub = ap // NS, ap % NS
+    isint, numrank, byterank = _sub_ranks(sub_names)
+    textual = np.bincount(at, weights=~isint[asub], minlength=T) > 0  # a topic's order is bytewise
+    o = np.lexsort((np.where(textual[at], byterank[asub], numrank[asub]), at))
+    astart = np.searchsorted(at[o], np.arange(T + 1))
+    m = np.diff(astart)
+    jloc = np.empty(ap.size, np.int64)
+    jloc[o] = np.arange(ap.size) - astart[at[o]]
+    n = np.diff(tstart)
+    goff = np.r_[0, np.cumsum(n * m)].astype(np.int64)
+    G = np.zeros(int(goff[-1]), np.int64)
+    nrel = np.zeros(ap.size, np.int64)
+    _qk.scatter_grades(qs, ps, doc_ix, gs, ap, astart, jloc, tstart, m, goff, G, nrel)
+    names = [sub_names[i] for i in asub[o]]
+    W = np.repeat(1.0 / np.maximum(m, 1), m)
     out = DivQrels()
-    gs = g[order]
-    for ti, qi in enumerate(qids.to_pylist()):
-        act = np.flatnonzero(active[ti * NS:(ti + 1) * NS])
-        aspects = _aspect_order([sub_names[a] for a in act])
-        col = np.full(NS, -1, np.int64)
-        for j, a in enumerate(aspects):
-            col[sub_names.index(a)] = j
-        a0, a1 = tstart[ti], tstart[ti + 1]
-        G = np.zeros((a1 - a0, len(aspects)), np.int64)
-        lo, hi = np.searchsorted(qs, [ti, ti + 1])
-        c = col[ps[lo:hi] - ti * NS]
-        ok = c >= 0
-        G[doc_ix[lo:hi][ok] - a0, c[ok]] = gs[lo:hi][ok]
+    for ti, qi in enumerate(qid_list):
+        a0, a1 = int(tstart[ti]), int(tstart[ti + 1])
+        p0, p1 = int(astart[ti]), int(astart[ti + 1])
+        aspects = names[p0:p1]
         if wmap is None:
-            w = np.full(len(aspects), 1.0 / len(aspects)) if aspects else np.zeros(0)
+            w = W[p0:p1].copy()
         else:
             given = wmap.get(qi, {})
             missing = [a for a in aspects if a not in given]
@@ -335,7 +374,8 @@ def compile_qrels(qrels, *, weights=None, qid: str = "qid", subtopic: str = "sub
             w = np.array([given[a] for a in aspects], float)
             tot = w.sum()
             w = w / tot if tot > 0 else np.full(len(aspects), 1.0 / max(len(aspects), 1))
-        out[qi] = Topic(qi, doc_names[a0:a1], G, aspects, w, (G >= 1).sum(axis=0).astype(np.int64))
+        out[qi] = Topic(qi, doc_names[a0:a1], G[goff[ti]:goff[ti + 1]].reshape(a1 - a0, p1 - p0),
+                        aspects, w, nrel[p0:p1].copy())
     return out
 
 

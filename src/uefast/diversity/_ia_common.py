@@ -1,0 +1,142 @@
+"""Shared pieces of the intent-aware kernels (:mod:`uefast.diversity._ia_kernels`): family
+codes, grade maps r(d,t), aspect maxima and grade histograms, and the value of one ranking."""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+RBU, GERR, RBP, NDCG, RR, AP = range(6)
+_jit = nb.njit(cache=True, nogil=True)
+
+
+@_jit
+def _amax(G, g0, n, m, out, H):
+    """The largest grade of each aspect of a topic, and ``H[a, g]``: its documents of grade g
+    (g < 64; grade 63 counts those above). Returns True where every grade is below 64."""
+    for a in range(m):
+        out[a] = 0
+        for g in range(64):
+            H[a, g] = 0
+    for d in range(n):
+        for a in range(m):
+            g = G[g0 + d * m + a]
+            out[a] = max(out[a], g)
+            H[a, min(g, 63)] += 1
+    small = True
+    for a in range(m):
+        small = small and out[a] < 64
+    return small
+
+
+@_jit
+def _scales(code, amax, m, gtop, out):
+    """Per aspect, the factor that turns a grade into r: 1/2^gmax (cascade: r = (2^g - 1)/2^gmax,
+    the same double as the division) or 1/gmax (linear: g/gmax, within one ulp); gmax = the
+    aspect's largest grade ``amax`` (``gtop``: the topic's), 1 where it is 0 (as
+    :meth:`Topic.rel`)."""
+    top = 0
+    for a in range(m):
+        top = max(top, amax[a])
+    for a in range(m):
+        gm = top if gtop else amax[a]
+        if gm <= 0:
+            gm = 1
+        out[a] = 1.0 / 2.0 ** gm if (code == RBU or code == GERR) else 1.0 / gm
+
+
+@_jit
+def _r(code, g, sc):
+    """r(d,t) of the family's grade map (``sc`` from :func:`_scales`): cascade, linear, binary."""
+    if code == RBU or code == GERR:
+        if g < 53:
+            return float((1 << g) - 1) * sc
+        return (2.0 ** g - 1.0) * sc
+    if code == RBP or code == NDCG:
+        return g * sc
+    return 1.0 if g >= 1 else 0.0
+
+
+@_jit
+def _dlog(i):
+    """1/log2(i + 1), i = 1, 2, ..."""
+    return 1.0 / np.log2(i + 1.0)
+
+
+@_jit
+def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C):
+    """Value of the ranking rows[lo:hi] (S, C: scratch of length m)."""
+    L = hi - lo
+    tot = 0.0
+    if code == RBU or code == GERR:
+        if code == GERR:
+            K = min(k, L)
+        elif java or k < 0:
+            K = L
+        else:
+            K = min(k, L)
+        for a in range(m):
+            S[a] = 1.0
+        pi = 1.0 if java else p  # p^i (java: p^(i-1)) at rank i
+        for i in range(K):
+            d = rows[lo + i]
+            gain = 0.0
+            if d >= 0:
+                for a in range(m):
+                    r = _r(code, G[g0 + d * m + a], gm[a])  # branch-free: r = 0 adds 0
+                    gain += w[a] * r * S[a]
+                    S[a] *= 1.0 - r
+            if code == GERR:
+                tot += gain / (i + 1.0)
+            elif java:
+                tot += (1.0 - p) * pi * (gain - e)
+            else:
+                tot += pi * (gain - e)
+            pi *= p
+        return tot
+    if code == RBP:
+        pi = 1.0
+        for i in range(L):
+            d = rows[lo + i]
+            if d >= 0:
+                gain = 0.0
+                for a in range(m):
+                    gain += w[a] * _r(code, G[g0 + d * m + a], gm[a])
+                tot += pi * gain
+            pi *= p
+        return (1.0 - p) * tot
+    if code == NDCG:
+        K = min(k, L)
+        for a in range(m):
+            S[a] = 0.0
+        for i in range(K):
+            d = rows[lo + i]
+            if d >= 0:
+                D = _dlog(i + 1.0)
+                for a in range(m):
+                    S[a] += _r(code, G[g0 + d * m + a], gm[a]) * D
+        for a in range(m):
+            if idcg[a] > 0:
+                tot += w[a] * (S[a] / idcg[a])
+        return tot
+    # RR-IA, AP-IA (binary)
+    for a in range(m):
+        S[a] = 0.0
+        C[a] = 0.0
+    for i in range(L):
+        d = rows[lo + i]
+        if d >= 0:
+            ii = 1.0 / (i + 1.0)
+            for a in range(m):
+                J = 1.0 if G[g0 + d * m + a] >= 1 else 0.0
+                if code == RR:
+                    C[a] += (i + 1.0) if (J > 0.0 and C[a] == 0.0) else 0.0
+                else:
+                    C[a] += J
+                    S[a] += J * C[a] * ii
+    for a in range(m):
+        if code == RR:
+            if C[a] > 0:
+                tot += w[a] / C[a]
+        elif nrel[a] > 0 and C[a] > 0:
+            tot += w[a] * S[a] / nrel[a]
+    return tot
