@@ -79,7 +79,7 @@ from uefast.kernels.tbg import (
     tbg_tied_r,
 )
 
-__all__ = ["measure_plain", "measure_plain_in", "measure_tied", "measure_tied_in", "measure_iub", "measure_iub_in", "measure_reb", "measure_reb_in", "paper_reb", "paper_reb_in", "DISPATCHED", "ALL_FAMILIES", "family_set"]
+__all__ = ["measure_plain", "measure_tied", "measure_iub", "measure_reb", "paper_reb", "DISPATCHED", "ALL_FAMILIES", "FAMS", "family_set"]
 
 K_DCG = 0
 K_NDCG = 1
@@ -127,7 +127,10 @@ F_TBG = 1 << K_TBG
 DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
 
 #: the family set (bit ``code`` of each) of every family
-ALL_FAMILIES = F_DCG | F_NDCG | F_P | F_R | F_RPREC | F_SP | F_AP | F_RR | F_ERR | F_RBP | F_SUCCESS | F_Q | F_NERR | F_O | F_PPLUS | F_F | F_E | F_BPREF | F_JUDGED | F_TBG
+ALL_FAMILIES = (F_DCG | F_NDCG | F_P | F_R | F_RPREC | F_SP | F_AP | F_RR | F_ERR | F_RBP | F_SUCCESS | F_Q | F_NERR | F_O | F_PPLUS | F_F | F_E | F_BPREF | F_JUDGED | F_TBG)
+#: the families the functions below dispatch to: all of them here; the CPU driver rebinds it
+#: per family set (:func:`uefast.kernels.driver.chunk_kernels`)
+FAMS = ALL_FAMILIES
 
 
 def family_set(kinds) -> int:
@@ -139,318 +142,288 @@ def family_set(kinds) -> int:
 
 
 # inlined into the drivers' loops (Numba IR): a call per measure and query cost the core
-# benchmark ~4% CPU time; the full tie-aware dispatch (the larger one) stays a call
+# benchmark ~4% CPU time; the tie-aware dispatch (the larger one) stays a call
 _jit = nb.njit(cache=True, nogil=True, inline="always")
 _call = nb.njit(cache=True, nogil=True)
 
 
 @_jit
-def measure_plain_in(fams, kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal):
-    """The raw value of family ``kind`` on one fully ordered list (normalised families: before the division by IUB). Only the families in the set ``fams``."""
-    if fams & F_DCG:
-        if kind == K_DCG:
-            return dcg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_NDCG:
-        if kind == K_NDCG:
-            return dcg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_P:
-        if kind == K_P:
-            return p_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_R:
-        if kind == K_R:
-            return r_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_RPREC:
-        if kind == K_RPREC:
-            return rprec_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_SP:
-        if kind == K_SP:
-            return sp_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_AP:
-        if kind == K_AP:
-            return ap_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_RR:
-        if kind == K_RR:
-            return rr_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_ERR:
-        if kind == K_ERR:
-            return err_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_RBP:
-        if kind == K_RBP:
-            return rbp_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_SUCCESS:
-        if kind == K_SUCCESS:
-            return success_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_Q:
-        if kind == K_Q:
-            return q_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_NERR:
-        if kind == K_NERR:
-            return err_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_O:
-        if kind == K_O:
-            return o_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_PPLUS:
-        if kind == K_PPLUS:
-            return pplus_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_F:
-        if kind == K_F:
-            return f_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_E:
-        if kind == K_E:
-            return e_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_BPREF:
-        if kind == K_BPREF:
-            return bpref_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_JUDGED:
-        if kind == K_JUDGED:
-            return p_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    if fams & F_TBG:
-        if kind == K_TBG:
-            return tbg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-    return np.nan
-
-
-@_jit
 def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal):
     """The raw value of family ``kind`` on one fully ordered list (normalised families: before the division by IUB)."""
-    return measure_plain_in(ALL_FAMILIES, kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
-
-
-@_jit
-def measure_tied_in(fams, kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal):
-    """The tie-aware (expected) raw value of family ``kind`` given tie groups ``gend[0:ng]``. Only the families in the set ``fams``."""
-    if fams & F_DCG:
+    if FAMS & F_DCG:
         if kind == K_DCG:
-            return dcg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_NDCG:
+            return dcg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_NDCG:
         if kind == K_NDCG:
-            return dcg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_P:
+            return dcg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_P:
         if kind == K_P:
-            return p_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_R:
+            return p_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_R:
         if kind == K_R:
-            return r_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_RPREC:
+            return r_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_RPREC:
         if kind == K_RPREC:
-            return rprec_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_SP:
+            return rprec_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_SP:
         if kind == K_SP:
-            return sp_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_AP:
+            return sp_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_AP:
         if kind == K_AP:
-            return ap_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_RR:
+            return ap_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_RR:
         if kind == K_RR:
-            return rr_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_ERR:
+            return rr_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_ERR:
         if kind == K_ERR:
-            return err_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_RBP:
+            return err_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_RBP:
         if kind == K_RBP:
-            return rbp_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_SUCCESS:
+            return rbp_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_SUCCESS:
         if kind == K_SUCCESS:
-            return success_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_Q:
+            return success_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_Q:
         if kind == K_Q:
-            return q_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_NERR:
+            return q_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_NERR:
         if kind == K_NERR:
-            return err_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_O:
+            return err_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_O:
         if kind == K_O:
-            return o_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_PPLUS:
+            return o_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_PPLUS:
         if kind == K_PPLUS:
-            return pplus_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_F:
+            return pplus_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_F:
         if kind == K_F:
-            return f_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_E:
+            return f_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_E:
         if kind == K_E:
-            return e_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_BPREF:
+            return e_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_BPREF:
         if kind == K_BPREF:
-            return bpref_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_JUDGED:
+            return bpref_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_JUDGED:
         if kind == K_JUDGED:
-            return p_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-    if fams & F_TBG:
+            return p_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+    if FAMS & F_TBG:
         if kind == K_TBG:
-            return tbg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return tbg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     return np.nan
 
 
 @_call
 def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal):
     """The tie-aware (expected) raw value of family ``kind`` given tie groups ``gend[0:ng]``."""
-    return measure_tied_in(ALL_FAMILIES, kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
-
-
-@_jit
-def measure_iub_in(fams, kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
-    """IUB of family ``kind`` from the judged labels ``lab[0:n]`` sorted descending. Only the families in the set ``fams``."""
-    if fams & F_DCG:
+    if FAMS & F_DCG:
         if kind == K_DCG:
-            return dcg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_NDCG:
+            return dcg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_NDCG:
         if kind == K_NDCG:
-            return dcg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_P:
+            return dcg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_P:
         if kind == K_P:
-            return p_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_R:
+            return p_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_R:
         if kind == K_R:
-            return r_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_RPREC:
+            return r_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_RPREC:
         if kind == K_RPREC:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_SP:
+            return rprec_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_SP:
         if kind == K_SP:
-            return sp_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_AP:
+            return sp_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_AP:
         if kind == K_AP:
-            return ap_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_RR:
+            return ap_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_RR:
         if kind == K_RR:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_ERR:
+            return rr_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_ERR:
         if kind == K_ERR:
-            return err_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_RBP:
+            return err_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_RBP:
         if kind == K_RBP:
-            return rbp_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_SUCCESS:
+            return rbp_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_SUCCESS:
         if kind == K_SUCCESS:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_Q:
+            return success_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_Q:
         if kind == K_Q:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_NERR:
+            return q_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_NERR:
         if kind == K_NERR:
-            return err_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_O:
+            return err_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_O:
         if kind == K_O:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_PPLUS:
+            return o_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_PPLUS:
         if kind == K_PPLUS:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_F:
+            return pplus_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_F:
         if kind == K_F:
-            return f_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_E:
+            return f_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_E:
         if kind == K_E:
-            return e_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_BPREF:
+            return e_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_BPREF:
         if kind == K_BPREF:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_JUDGED:
+            return bpref_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_JUDGED:
         if kind == K_JUDGED:
-            return p_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-    if fams & F_TBG:
+            return p_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+    if FAMS & F_TBG:
         if kind == K_TBG:
-            return tbg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return tbg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     return np.nan
 
 
 @_jit
 def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
     """IUB of family ``kind`` from the judged labels ``lab[0:n]`` sorted descending."""
-    return measure_iub_in(ALL_FAMILIES, kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
-
-
-@_jit
-def measure_reb_in(fams, kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch):
-    """Exact REB of family ``kind``: its expectation over uniformly random orders of the judged labels. Only the families in the set ``fams``."""
-    if fams & F_DCG:
+    if FAMS & F_DCG:
         if kind == K_DCG:
-            return dcg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_NDCG:
+            return dcg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_NDCG:
         if kind == K_NDCG:
-            return dcg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_P:
+            return dcg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_P:
         if kind == K_P:
-            return p_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_R:
+            return p_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_R:
         if kind == K_R:
-            return r_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_RPREC:
+            return r_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_RPREC:
         if kind == K_RPREC:
-            return rprec_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_SP:
+            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_SP:
         if kind == K_SP:
-            return sp_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_AP:
+            return sp_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_AP:
         if kind == K_AP:
-            return ap_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_RR:
+            return ap_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_RR:
         if kind == K_RR:
-            return rr_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_ERR:
+            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_ERR:
         if kind == K_ERR:
-            return err_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_RBP:
+            return err_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_RBP:
         if kind == K_RBP:
-            return rbp_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_SUCCESS:
+            return rbp_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_SUCCESS:
         if kind == K_SUCCESS:
-            return success_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_Q:
+            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_Q:
         if kind == K_Q:
-            return q_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_NERR:
+            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_NERR:
         if kind == K_NERR:
-            return err_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_O:
+            return err_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_O:
         if kind == K_O:
-            return o_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_PPLUS:
+            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_PPLUS:
         if kind == K_PPLUS:
-            return pplus_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_F:
+            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_F:
         if kind == K_F:
-            return f_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_E:
+            return f_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_E:
         if kind == K_E:
-            return e_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_BPREF:
+            return e_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_BPREF:
         if kind == K_BPREF:
-            return bpref_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_JUDGED:
+            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_JUDGED:
         if kind == K_JUDGED:
-            return p_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-    if fams & F_TBG:
+            return p_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+    if FAMS & F_TBG:
         if kind == K_TBG:
-            return tbg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return tbg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     return np.nan
 
 
 @_jit
 def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch):
     """Exact REB of family ``kind``: its expectation over uniformly random orders of the judged labels."""
-    return measure_reb_in(ALL_FAMILIES, kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
-
-
-@_jit
-def paper_reb_in(fams, kind, n, k, norm, nrel, tabs, gsum, exact):
-    """The paper's REB (Santu & Feng 2022) of family ``kind`` where it gives one, else ``exact``. Only the families in the set ``fams``."""
-    if fams & F_DCG:
+    if FAMS & F_DCG:
         if kind == K_DCG:
-            return dcg_paper_r(n, k, norm, nrel, tabs, gsum)
-    if fams & F_NDCG:
+            return dcg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_NDCG:
         if kind == K_NDCG:
-            return dcg_paper_r(n, k, norm, nrel, tabs, gsum)
-    if fams & F_SP:
+            return dcg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_P:
+        if kind == K_P:
+            return p_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_R:
+        if kind == K_R:
+            return r_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_RPREC:
+        if kind == K_RPREC:
+            return rprec_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_SP:
         if kind == K_SP:
-            return sp_paper_r(n, k, norm, nrel, tabs, gsum)
-    if fams & F_AP:
+            return sp_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_AP:
         if kind == K_AP:
-            return ap_paper_r(n, k, norm, nrel, tabs, gsum)
-    return exact
+            return ap_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_RR:
+        if kind == K_RR:
+            return rr_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_ERR:
+        if kind == K_ERR:
+            return err_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_RBP:
+        if kind == K_RBP:
+            return rbp_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_SUCCESS:
+        if kind == K_SUCCESS:
+            return success_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_Q:
+        if kind == K_Q:
+            return q_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_NERR:
+        if kind == K_NERR:
+            return err_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_O:
+        if kind == K_O:
+            return o_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_PPLUS:
+        if kind == K_PPLUS:
+            return pplus_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_F:
+        if kind == K_F:
+            return f_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_E:
+        if kind == K_E:
+            return e_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_BPREF:
+        if kind == K_BPREF:
+            return bpref_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_JUDGED:
+        if kind == K_JUDGED:
+            return p_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    if FAMS & F_TBG:
+        if kind == K_TBG:
+            return tbg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+    return np.nan
 
 
 @_jit
 def paper_reb(kind, n, k, norm, nrel, tabs, gsum, exact):
     """The paper's REB (Santu & Feng 2022) of family ``kind`` where it gives one, else ``exact``."""
-    return paper_reb_in(ALL_FAMILIES, kind, n, k, norm, nrel, tabs, gsum, exact)
+    if FAMS & F_DCG:
+        if kind == K_DCG:
+            return dcg_paper_r(n, k, norm, nrel, tabs, gsum)
+    if FAMS & F_NDCG:
+        if kind == K_NDCG:
+            return dcg_paper_r(n, k, norm, nrel, tabs, gsum)
+    if FAMS & F_SP:
+        if kind == K_SP:
+            return sp_paper_r(n, k, norm, nrel, tabs, gsum)
+    if FAMS & F_AP:
+        if kind == K_AP:
+            return ap_paper_r(n, k, norm, nrel, tabs, gsum)
+    return exact

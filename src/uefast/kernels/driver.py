@@ -18,19 +18,13 @@ of the same arguments.
 from __future__ import annotations
 
 import functools
+import types
 
 import numba as nb
 import numpy as np
 
-from uefast.kernels.dispatch import (
-    family_set,
-    measure_iub,
-    measure_iub_in,
-    measure_reb,
-    measure_reb_in,
-    paper_reb,
-    paper_reb_in,
-)
+from uefast.kernels import dispatch, segment
+from uefast.kernels.dispatch import family_set, measure_iub, measure_reb, paper_reb
 from uefast.kernels.metrics import gain
 from uefast.kernels.counting import (
     F32_MAX_N,
@@ -271,25 +265,48 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
                sortnet, topk, doc_rising, out, nan_out)
 
 
+def _rebound(fn, names):
+    """A copy of the Python function ``fn`` whose global names ``names`` (a dict) are rebound."""
+    g = dict(fn.__globals__)
+    g.update(names)
+    return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def _inlined(disp, names):
+    """:func:`_rebound` of the ``inline="always"`` dispatcher ``disp``, as such a dispatcher that
+    is never compiled on its own (nor cached: it is only inlined, at Numba IR level)."""
+    return nb.njit(nogil=True, inline="always")(_rebound(disp.py_func, names))
+
+
 @functools.lru_cache(maxsize=None)
 def chunk_kernels(fams: int):
     """The two chunk kernels ``(judged, ranking)`` of :func:`judged_pass` / :func:`ranking_pass`
     for the measure families in the set ``fams`` (bit ``code`` per family,
     :func:`~uefast.kernels.dispatch.family_set`).
 
-    ``fams`` is a closure constant of the kernels, so Numba's dead-branch pruning removes every
-    other family's line of the inlined dispatch (:mod:`uefast.kernels.dispatch`, ``*_in``)
-    before typing: a call compiles only the routines of the families it asks for (the whole
-    registry's cost the first-ever ``uefast evaluate`` about a third of its compile time, see
-    benchmarks/RESULTS_startup.md). Each family set is compiled once and cached on disk (the
-    cache key includes the closure constant); the kernels of one set are built once a process.
+    The dispatch functions (:mod:`uefast.kernels.dispatch`) guard each family's line with
+    ``FAMS & F_<family>``; here they are copied with ``FAMS`` = ``fams`` and inlined (with
+    :func:`~uefast.kernels.segment.segment_measures`) into the kernels, so Numba's dead-branch
+    pruning drops every other family's line before it inlines and types the routines: a call
+    compiles only the routines of the families it asks for (the whole registry cost the
+    first-ever ``uefast evaluate`` about a third of its compile time; benchmarks/RESULTS_startup.md).
+    ``fams`` is also a closure constant of the kernels, which puts it in Numba's cache key: each
+    family set is compiled once and cached on disk.
     """
+    fset = {"FAMS": fams}
+    plain = _inlined(dispatch.measure_plain, fset)
+    tied = _inlined(dispatch.measure_tied, fset)  # a call in the full dispatch; inlined here
+    one = _inlined(segment.segment_measure, {"measure_plain": plain, "measure_tied": tied})
+    names = {"measure_iub": _inlined(dispatch.measure_iub, fset),
+             "measure_reb": _inlined(dispatch.measure_reb, fset),
+             "paper_reb": _inlined(dispatch.paper_reb, fset),
+             "segment_measures": _inlined(segment.segment_measures, {"segment_measure": one})}
 
-    @nb.njit(cache=True, nogil=True)
     def _judged_chunks(c0, c1, joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels,
-                       fparams, norms, paper, normed, need, exp_gtype, keep_ideal, n_universe, tabs, nchunks,
-                       out_iub, out_reb, out_nrel, out_idcg, out_nj, out_ideal):
+                       fparams, norms, paper, normed, need, exp_gtype, keep_ideal, n_universe,
+                       tabs, nchunks, out_iub, out_reb, out_nrel, out_idcg, out_nj, out_ideal):
         """:func:`judged_pass` over chunks ``c0 .. c1 - 1`` (of ``nchunks``)."""
+        fams  # noqa: B018 -- a closure constant: Numba's cache key holds the family set
         nq = joff.shape[0] - 1
         nm = kinds.shape[0]
         nhist = max_label + 2 if max_label < _HIST_MAX else 1
@@ -305,7 +322,7 @@ def chunk_kernels(fams: int):
             glin = np.empty(nhist)  # gains of each label value (no pow() per query)
             gexp = np.empty(nhist)
             for v in range(nhist):
-                glin[v] = gain(v, 0)
+                glin[v] = gain(v, np.int64(0))  # not a literal 0: one signature
                 gexp[v] = gain(v, exp_gtype)
             for q in range(q0, q1):
                 base = joff[q]
@@ -367,7 +384,7 @@ def chunk_kernels(fams: int):
                 else:
                     for i in range(n):
                         lab[i] = gend[i]
-                        gsum_lin += gain(lab[i], 0)
+                        gsum_lin += gain(lab[i], np.int64(0))
                         gsum_exp += gain(lab[i], exp_gtype)
                     heapsort_desc(lab, n)
                 if keep_ideal:
@@ -390,14 +407,14 @@ def chunk_kernels(fams: int):
                     # judged_measure's steps, written out: a call per (query, measure), even
                     # inlined, cost this pass ~30% (2026-11-27); tests/test_gpu_judged.py holds
                     # the two equal on every family
-                    iub = measure_iub_in(fams, kind, lab, n, ks[m], gtypes[m], rel, fparams[m],
-                                         norms[m], nrel, tabs)
+                    iub = measure_iub(kind, lab, n, ks[m], gtypes[m], rel, fparams[m], norms[m],
+                                      nrel, tabs)
                     gsum = gsum_exp if gtypes[m] >= 1 else gsum_lin
                     nu = n if n_universe <= 0 else n_universe
-                    reb = measure_reb_in(fams, kind, lab, nu, ks[m], gtypes[m], rel, fparams[m],
-                                         norms[m], nrel, tabs, gsum, gend, scratch)
+                    reb = measure_reb(kind, lab, nu, ks[m], gtypes[m], rel, fparams[m], norms[m],
+                                      nrel, tabs, gsum, gend, scratch)
                     if paper[m]:
-                        reb = paper_reb_in(fams, kind, n, ks[m], norms[m], nrel, tabs, gsum, reb)
+                        reb = paper_reb(kind, n, ks[m], norms[m], nrel, tabs, gsum, reb)
                     idcg = 1.0
                     if normed[m]:
                         idcg = iub
@@ -411,12 +428,12 @@ def chunk_kernels(fams: int):
                     out_reb[q, m] = reb
                     out_idcg[q, m] = idcg
 
-    @nb.njit(cache=True, nogil=True)
-    def _ranking_chunks(c0, c1, offsets, perm, has_perm, labels, scores, score_bits, qref, tie_mode,
-                        doc_mode, doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams, norms,
-                        nrel_q, idcg_q, ioff, ideal, tabs, nchunks, counting_factor, use_f32, sortnet,
-                        topk, doc_rising, out, nan_out):
+    def _ranking_chunks(c0, c1, offsets, perm, has_perm, labels, scores, score_bits, qref,
+                        tie_mode, doc_mode, doc_int, doc_off, doc_data, kinds, ks, gtypes, rels,
+                        fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, nchunks,
+                        counting_factor, use_f32, sortnet, topk, doc_rising, out, nan_out):
         """:func:`ranking_pass` over chunks ``c0 .. c1 - 1`` (of ``nchunks``)."""
+        fams  # noqa: B018 -- a closure constant: Numba's cache key holds the family set
         nseg = offsets.shape[0] - 1
         for c in range(c0, c1):
             s0 = nseg * c // nchunks
@@ -483,20 +500,22 @@ def chunk_kernels(fams: int):
                         else:
                             f32_no += 1
                 if not counted and countable and f32 and (sortnet == 2 or (
-                        sortnet == 1 and sortnet_pays(n, npos) and _still_trying(grp_ok, grp_no, g))):
+                        sortnet == 1 and sortnet_pays(n, npos)
+                        and _still_trying(grp_ok, grp_no, g))):
                     # tied scores through the int32 network, tie groups kept in position order
                     known = doc_rising.size > 0 and doc_rising[g] != 0
                     order = tie_order(tie_mode, doc_mode, doc_int, perm, has_perm, base, n, known)
                     if order != 0:
+                        # the scores copied in both cases: one (writable) signature of the
+                        # network compiled, not a second for the read-only input slice
                         if has_perm:
                             rws = perm[base:base + n]
                             for i in range(n):
                                 keys[i] = scores[np.uint64(rws[i])]
-                            counted = rank_labels_sortnet_groups(k32, keys, order, lraw, n, skeys,
-                                                                 stmp, lab, tk)
                         else:
-                            counted = rank_labels_sortnet_groups(k32, scores[base:base + n], order,
-                                                                 lraw, n, skeys, stmp, lab, tk)
+                            keys[:n] = scores[base:base + n]
+                        counted = rank_labels_sortnet_groups(k32, keys, order, lraw, n, skeys,
+                                                             stmp, lab, tk)
                     if counted:
                         grp_ok += 1
                     else:
@@ -531,8 +550,12 @@ def chunk_kernels(fams: int):
                 ng = 0
                 if tie_mode == TIE_EXPECTED:
                     ng = tie_groups(keys, n, gend)
-                segment_measures(fams, g, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels,
-                                 fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, pidx,
-                                 scratch, out)
+                segment_measures(g, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels,
+                                 fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, pidx, scratch,
+                                 out)
 
-    return _judged_chunks, _ranking_chunks
+    def kernel(fn):
+        assert fn.__code__.co_freevars == ("fams",)  # the cache key holds the family set
+        return nb.njit(cache=True, nogil=True)(_rebound(fn, names))
+
+    return kernel(_judged_chunks), kernel(_ranking_chunks)

@@ -26,10 +26,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from uefast.kernels.dispatch import ALL_FAMILIES, measure_plain_in, measure_tied_in
+from uefast.kernels.dispatch import measure_plain, measure_tied
 from uefast.kernels.ordering import TIE_EXPECTED, rank_before, rank_segment, tie_groups
 
-__all__ = ["segment_measure", "segment_measure_in", "segment_measures", "rank_by_sorting",
+__all__ = ["segment_measure", "segment_measures", "rank_by_sorting",
            "segment_values", "STACK_LEN", "net_load",
            "net_before", "net_step", "net_size", "rank_by_network", "ranked_measures"]
 
@@ -40,27 +40,27 @@ _jit = nb.njit(cache=True, nogil=True)
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def segment_measure_in(fams, m, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, fparams,
-                       norms, nrel_q, idcg_q, ioff, ideal, tabs, pos, scratch):
+def segment_measure(m, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, fparams, norms,
+                    nrel_q, idcg_q, ioff, ideal, tabs, pos, scratch):
     """Measure m of a segment of query q whose labels in rank order are ``lab[0:n]`` (with
     ``tie_mode`` TIE_EXPECTED: the tie-aware value over the ``ng`` tie groups ending at
-    ``gend``), its family among the family set ``fams``
-    (:func:`~uefast.kernels.dispatch.measure_plain_in`). Np and IDCG come from the judged pass
-    (``nrel_q[q, m]``, ``idcg_q[q, m]``, the raw IUB of a normalised measure such as nDCG's IDCG,
-    else 1; the value is divided by it, 0 when it is 0), and so does the ideal ranking
-    ``ideal[ioff[q]:ioff[q+1]]`` (empty unless a family needs it); an empty segment scores 0.
-    ``pos``: int64 scratch of length >= n; ``scratch``: float64 of length >= n + 1."""
+    ``gend``). Np and IDCG come from the judged pass (``nrel_q[q, m]``, ``idcg_q[q, m]``, the
+    raw IUB of a normalised measure such as nDCG's IDCG, else 1; the value is divided by it, 0
+    when it is 0), and so does the ideal ranking ``ideal[ioff[q]:ioff[q+1]]`` (empty unless a
+    family needs it); an empty segment scores 0. ``pos``: int64 scratch of length >= n;
+    ``scratch``: float64 of length >= n + 1. One measure per call, so that the GPU's threads can
+    share a segment's measures."""
     if n == 0:
         return 0.0
     kind = kinds[m]
     idl = ideal[ioff[q]:ioff[q + 1]]
     nrel = nrel_q[q, m]
     if tie_mode == TIE_EXPECTED:
-        v = measure_tied_in(fams, kind, lab, gend, ng, n, ks[m], gtypes[m], rels[m], fparams[m],
-                            norms[m], nrel, tabs, scratch, idl)
+        v = measure_tied(kind, lab, gend, ng, n, ks[m], gtypes[m], rels[m], fparams[m],
+                         norms[m], nrel, tabs, scratch, idl)
     else:
-        v = measure_plain_in(fams, kind, lab, n, ks[m], gtypes[m], rels[m], fparams[m],
-                             norms[m], nrel, tabs, pos, idl)
+        v = measure_plain(kind, lab, n, ks[m], gtypes[m], rels[m], fparams[m], norms[m], nrel,
+                          tabs, pos, idl)
     d = idcg_q[q, m]  # 1 unless the family is normalised (nDCG's IDCG, nERR's ERR*)
     if d != 1.0:
         v = v / d if d > 0.0 else 0.0
@@ -68,26 +68,15 @@ def segment_measure_in(fams, m, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def segment_measure(m, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, fparams, norms,
-                    nrel_q, idcg_q, ioff, ideal, tabs, pos, scratch):
-    """:func:`segment_measure_in` over every registered family: one measure per call, so that
-    the GPU's threads can share a segment's measures."""
-    return segment_measure_in(ALL_FAMILIES, m, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes,
-                              rels, fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, pos,
-                              scratch)
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def segment_measures(fams, g, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, fparams,
-                     norms, nrel_q, idcg_q, ioff, ideal, tabs, pos, scratch, out):
-    """``out[g, m]`` = :func:`segment_measure_in` m of segment g (query q) for every measure m,
-    the families among ``fams`` (a closure constant of the CPU driver: only those families'
-    routines are compiled there). Inlined into its callers: a call per segment with some twenty
-    array arguments cost the CPU ranking pass ~20% (single thread)."""
+def segment_measures(g, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, fparams, norms,
+                     nrel_q, idcg_q, ioff, ideal, tabs, pos, scratch, out):
+    """``out[g, m]`` = :func:`segment_measure` m of segment g (query q) for every measure m.
+    Inlined into its callers: a call per segment with some twenty array arguments cost the CPU
+    ranking pass ~20% (single thread)."""
     for m in range(kinds.shape[0]):
-        out[g, m] = segment_measure_in(fams, m, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes,
-                                       rels, fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs,
-                                       pos, scratch)
+        out[g, m] = segment_measure(m, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels,
+                                    fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, pos,
+                                    scratch)
 
 
 @_jit
@@ -151,8 +140,8 @@ def ranked_measures(g, q, keys, lab, gend, n, tie_mode, kinds, ks, gtypes, rels,
     ng = 0
     if tie_mode == TIE_EXPECTED:
         ng = tie_groups(keys, n, gend)
-    segment_measures(ALL_FAMILIES, g, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels,
-                     fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, pos, scratch, out)
+    segment_measures(g, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, fparams, norms,
+                     nrel_q, idcg_q, ioff, ideal, tabs, pos, scratch, out)
 
 
 # ------------------------------------------------------------------ one segment by a sorting network

@@ -3,14 +3,13 @@
 
 Numba compiles (and caches on disk) a dispatch only when it is ordinary module source, so the
 registry's families are turned into that source: one ``if kind == K_<NAME>: return <routine>(...)``
-line per family in each of ``measure_plain_in``, ``measure_tied_in``, ``measure_iub_in``,
-``measure_reb_in`` and ``paper_reb_in`` (families with a paper REB), every unknown code returning
-NaN (or, for the paper's REB, the exact REB it was given). Each line sits under
-``if fams & F_<NAME>:``, ``fams`` a bit set of family codes (bit ``code``): inlined where ``fams``
-is a compile-time constant (a closure variable of the CPU driver, :func:`uefast.kernels.driver.
-chunk_kernels`), Numba's dead-branch pruning drops the other families' lines before typing, so
-their routines are not compiled for a call that does not ask for them. ``measure_plain`` and the
-others without ``_in`` are the whole set (``ALL_FAMILIES``: the GPU kernels, the tests). tests/test_registry.py checks that the committed file is
+line per family in each of ``measure_plain``, ``measure_tied``, ``measure_iub``, ``measure_reb``
+and ``paper_reb`` (families with a paper REB), every unknown code returning NaN (or, for the
+paper's REB, the exact REB it was given). Each line sits under ``if FAMS & F_<NAME>:``, ``FAMS``
+a module constant (every family) that Numba's dead-branch pruning resolves before it inlines the
+routines; the CPU driver compiles copies of these functions with ``FAMS`` rebound to the families
+a call asks for (:func:`uefast.kernels.driver.chunk_kernels`), so a call compiles only those
+families' routines. tests/test_registry.py checks that the committed file is
 what this writes, so the registry is the one source of the dispatch.
 """
 from __future__ import annotations
@@ -50,10 +49,6 @@ def _args(sig: str) -> str:
     return ", ".join(a for a in inner.split(", ") if a not in ("kind", "exact"))
 
 
-def _params(sig: str) -> str:
-    return sig[sig.index("(") + 1:-1]
-
-
 def _name(sig: str) -> str:
     return sig[:sig.index("(")]
 
@@ -78,8 +73,8 @@ def render(families) -> str:
         out += [f"    {nm}," for nm in sorted(imports[mod])]
         out.append(")")
     names = [_name(sig) for sig, _ in _SIGS.values()]
-    out += ["", "__all__ = [" + ", ".join(f'"{nm}", "{nm}_in"' for nm in names)
-            + ', "DISPATCHED", "ALL_FAMILIES", "family_set"]', ""]
+    out += ["", "__all__ = [" + ", ".join(f'"{nm}"' for nm in names)
+            + ', "DISPATCHED", "ALL_FAMILIES", "FAMS", "family_set"]', ""]
     for f in fams:
         if not 0 <= f.code < 63:
             raise ValueError(f"family {f.name}: kernel code {f.code} outside 0..62 (a bit of an "
@@ -91,7 +86,11 @@ def render(families) -> str:
     out += ["", "#: the kernel codes the functions below handle (the registry checks a family's)",
             "DISPATCHED = frozenset({" + ", ".join(str(f.code) for f in fams) + "})", "",
             "#: the family set (bit ``code`` of each) of every family",
-            "ALL_FAMILIES = " + " | ".join(f"F_{_const(f.name)[2:]}" for f in fams), "", "",
+            "ALL_FAMILIES = (" + " | ".join(f"F_{_const(f.name)[2:]}" for f in fams) + ")",
+            "#: the families the functions below dispatch to: all of them here; the CPU driver "
+            "rebinds it",
+            "#: per family set (:func:`uefast.kernels.driver.chunk_kernels`)",
+            "FAMS = ALL_FAMILIES", "", "",
             "def family_set(kinds) -> int:",
             '    """The family set (bit ``code`` per family) of the kernel codes ``kinds``."""',
             "    fams = 0",
@@ -100,24 +99,20 @@ def render(families) -> str:
             "    return fams", "",
             "",
             "# inlined into the drivers' loops (Numba IR): a call per measure and query cost the core",
-            "# benchmark ~4% CPU time; the full tie-aware dispatch (the larger one) stays a call",
+            "# benchmark ~4% CPU time; the tie-aware dispatch (the larger one) stays a call",
             '_jit = nb.njit(cache=True, nogil=True, inline="always")',
             "_call = nb.njit(cache=True, nogil=True)", ""]
     for role, (sig, doc) in _SIGS.items():
-        nm = _name(sig)
-        out += ["", "@_jit", f"def {nm}_in(fams, {_params(sig)}):",
-                f'    """{doc} Only the families in the set ``fams``."""']
+        out += ["", "@_call" if role == "tied" else "@_jit", f"def {sig}:", f'    """{doc}"""']
         for f in fams:
             fn = getattr(f, role)
             if fn is None:
                 continue
-            out.append(f"    if fams & F_{_const(f.name)[2:]}:")
+            out.append(f"    if FAMS & F_{_const(f.name)[2:]}:")
             out.append(f"        if kind == {_const(f.name)}:")
             out.append(f"            return {fn.__name__}({_args(sig)})")
         out.append("    return exact" if role == "paper_reb" else "    return np.nan")
-        out += ["", "", "@_call" if role == "tied" else "@_jit", f"def {sig}:",
-                f'    """{doc}"""',
-                f"    return {nm}_in(ALL_FAMILIES, {_params(sig)})", ""]
+        out.append("")
     return "\n".join(out)
 
 
