@@ -18,6 +18,7 @@ of the same arguments.
 from __future__ import annotations
 
 import functools
+import os
 import types
 
 import numba as nb
@@ -49,7 +50,8 @@ from uefast.kernels.sortnet import (
 from uefast.kernels.segment import segment_measures
 from uefast.kernels.threads import run_chunks
 
-__all__ = ["judged_pass", "judged_measure", "ranking_pass", "n_chunks", "chunk_kernels"]
+__all__ = ["judged_pass", "judged_measure", "ranking_pass", "n_chunks", "chunk_kernels",
+           "kernel_set"]
 
 _HIST_MAX = 1 << 16
 _PACKED_MAX = 8  # label ranges up to this many values are counted by _packed_counts
@@ -180,7 +182,7 @@ def judged_pass(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels
     ``n_universe`` > 0: REB over a collection of that many documents (the unjudged ones
     non-relevant; closed-form families only, :mod:`uefast.universe`), else over the judged ones.
     """
-    run_chunks(chunk_kernels(family_set(kinds))[0], nchunks, joff, jperm, has_jperm, jlab,
+    run_chunks(chunk_kernels(kernel_set(kinds))[0], nchunks, joff, jperm, has_jperm, jlab,
                max_label, kinds, ks, gtypes,
                rels, fparams, norms, paper, normed, need, exp_gtype, keep_ideal, n_universe, tabs, nchunks,
                out_iub, out_reb, out_nrel, out_idcg, out_nj, out_ideal)
@@ -258,11 +260,25 @@ def ranking_pass(offsets, perm, has_perm, labels, scores, score_bits, qref, tie_
     (known from the duplicate check; :func:`~uefast.kernels.counting.tie_order` skips its scan).
     ``nan_out[c]`` counts the NaN scores met by chunk c (the caller may skip its own check).
     """
-    run_chunks(chunk_kernels(family_set(kinds))[1], nchunks, offsets, perm, has_perm, labels,
+    run_chunks(chunk_kernels(kernel_set(kinds))[1], nchunks, offsets, perm, has_perm, labels,
                scores, score_bits, qref,
                tie_mode, doc_mode, doc_int, doc_off, doc_data, kinds, ks, gtypes, rels, fparams,
                norms, nrel_q, idcg_q, ioff, ideal, tabs, nchunks, counting_factor, use_f32,
                sortnet, topk, doc_rising, out, nan_out)
+
+
+def kernel_set(kinds) -> int:
+    """The family set :func:`chunk_kernels` is built for when a call asks for the kernel codes
+    ``kinds``: those families (``UEFAST_KERNEL_FAMILIES=requested``, the default: the fastest
+    first call, one more compilation per new family set), or every registered family
+    (``UEFAST_KERNEL_FAMILIES=all``: one compilation, ~1.5x as long, whatever is asked later;
+    the test suite's setting)."""
+    how = os.environ.get("UEFAST_KERNEL_FAMILIES", "requested")
+    if how == "all":
+        return dispatch.ALL_FAMILIES
+    if how != "requested":
+        raise ValueError(f"UEFAST_KERNEL_FAMILIES={how!r}: expected 'requested' or 'all'")
+    return family_set(kinds)
 
 
 def _rebound(fn, names):
