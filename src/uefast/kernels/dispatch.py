@@ -79,7 +79,8 @@ from uefast.kernels.tbg import (
     tbg_tied_r,
 )
 
-__all__ = ["measure_plain", "measure_tied", "measure_iub", "measure_reb", "paper_reb", "DISPATCHED", "ALL_FAMILIES", "FAMS", "family_set"]
+__all__ = ["measure_plain", "measure_tied", "measure_iub", "measure_reb", "paper_reb", "DISPATCHED",
+           "ALL_FAMILIES", "FAMS", "family_set"]
 
 K_DCG = 0
 K_NDCG = 1
@@ -127,7 +128,8 @@ F_TBG = 1 << K_TBG
 DISPATCHED = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
 
 #: the family set (bit ``code`` of each) of every family
-ALL_FAMILIES = (F_DCG | F_NDCG | F_P | F_R | F_RPREC | F_SP | F_AP | F_RR | F_ERR | F_RBP | F_SUCCESS | F_Q | F_NERR | F_O | F_PPLUS | F_F | F_E | F_BPREF | F_JUDGED | F_TBG)
+ALL_FAMILIES = (F_DCG | F_NDCG | F_P | F_R | F_RPREC | F_SP | F_AP | F_RR | F_ERR | F_RBP |
+                F_SUCCESS | F_Q | F_NERR | F_O | F_PPLUS | F_F | F_E | F_BPREF | F_JUDGED | F_TBG)
 #: the families the functions below dispatch to: all of them here; the CPU driver rebinds it
 #: per family set (:func:`uefast.kernels.driver.chunk_kernels`)
 FAMS = ALL_FAMILIES

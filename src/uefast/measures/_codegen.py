@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 __all__ = ["render", "main"]
@@ -73,8 +74,9 @@ def render(families) -> str:
         out += [f"    {nm}," for nm in sorted(imports[mod])]
         out.append(")")
     names = [_name(sig) for sig, _ in _SIGS.values()]
-    out += ["", "__all__ = [" + ", ".join(f'"{nm}"' for nm in names)
-            + ', "DISPATCHED", "ALL_FAMILIES", "FAMS", "family_set"]', ""]
+    out += ["", *textwrap.wrap("__all__ = [" + ", ".join(
+        f'"{nm}"' for nm in [*names, "DISPATCHED", "ALL_FAMILIES", "FAMS", "family_set"]) + "]",
+        width=100, subsequent_indent="           "), ""]
     for f in fams:
         if not 0 <= f.code < 63:
             raise ValueError(f"family {f.name}: kernel code {f.code} outside 0..62 (a bit of an "
@@ -86,7 +88,8 @@ def render(families) -> str:
     out += ["", "#: the kernel codes the functions below handle (the registry checks a family's)",
             "DISPATCHED = frozenset({" + ", ".join(str(f.code) for f in fams) + "})", "",
             "#: the family set (bit ``code`` of each) of every family",
-            "ALL_FAMILIES = (" + " | ".join(f"F_{_const(f.name)[2:]}" for f in fams) + ")",
+            *textwrap.wrap("ALL_FAMILIES = (" + " | ".join(f"F_{_const(f.name)[2:]}" for f in fams)
+                           + ")", width=100, subsequent_indent="                "),
             "#: the families the functions below dispatch to: all of them here; the CPU driver "
             "rebinds it",
             "#: per family set (:func:`uefast.kernels.driver.chunk_kernels`)",
