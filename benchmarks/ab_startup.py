@@ -7,10 +7,11 @@
 empty ``NUMBA_CACHE_DIR`` (deleted after), then in a fresh process ``uefast evaluate`` (the embedded
 sample) and ``uefast.evaluate`` of nDCG@10 + AP on a 50-query MSLR-shaped table; prints the
 process's CPU time (user + system, children included) and wall time. ``warm``: one cache per tree
-(filled by a first call), then per round and tree a fresh process that times the core benchmark's
-one-system workload (benchmarks/test_bench_core.py, ``UEFAST_BENCH_SMALL=1`` size: 300 queries,
-nDCG@10 + AP with IUB/REB/UE), best of 20 calls for each tie policy of ``--ties``, CPU (``time.process_time``) and wall. The machine
-is shared: compare trees within a round, give ratios.
+(filled by a first call), then per round and tree a fresh process that times the core
+benchmark's one-system workload (benchmarks/test_bench_core.py, ``UEFAST_BENCH_SMALL=1`` size:
+300 queries, or ``--queries``; nDCG@10 + AP with IUB/REB/UE), best of 20 calls for each tie policy
+of ``--ties``, CPU (``time.process_time``) and wall. The machine is shared: compare trees within
+a round, give ratios.
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ import sys, time
 sys.path.insert(0, %r)
 from _data import mslr_table
 import uefast
-t = mslr_table().select(["qid", "docid", "label", "sys0"])
+t = mslr_table(NQ).select(["qid", "docid", "label", "sys0"])
 for ties in TIES:
     uefast.evaluate(t, measures=["nDCG@10", "AP"], ties=ties)
     cpu, wall = [], []
@@ -79,16 +80,18 @@ def main(argv=None) -> int:
     ap.add_argument("--cache-root", default=None, help="where the temporary caches go")
     ap.add_argument("--ties", default="trec_eval",
                     help="warm: the workload's tie policies, comma-separated")
+    ap.add_argument("--queries", type=int, default=300,
+                    help="warm: queries of the table (300: the small mode's)")
     a = ap.parse_args(argv)
     print(f"load average {os.getloadavg()}", flush=True)
     ties = a.ties.split(",") if a.mode == "warm" else ["-"]
-    warm = WARM.replace("TIES", repr(ties))
+    warm = WARM.replace("TIES", repr(ties)).replace("NQ", str(a.queries))
     res = {(s, t): [] for s in a.srcs for t in ties}
     caches = {}
     if a.mode == "warm":
         for s in a.srcs:
             caches[s] = tempfile.mkdtemp(dir=a.cache_root)
-            _child(warm.replace("range(20)", "range(0)"), s, caches[s])
+            _child(warm.replace("range(20)", "range(1)"), s, caches[s])
     try:
         for r in range(a.n):
             for s in (a.srcs if r % 2 == 0 else a.srcs[::-1]):

@@ -13,7 +13,8 @@ Work is split into contiguous chunks of segments, handed to threads a few at a t
 allocates its scratch buffers once, so nothing is allocated per query. Results are written to
 fixed slots, so the output does not depend on the thread count. Each pass is a plain ``nogil``
 kernel over a range of chunks (``_judged_chunks``, ``_ranking_chunks``) behind a Python function
-of the same arguments.
+of the same arguments; the kernels are built per set of measure families
+(:func:`chunk_kernels`: a call compiles only the routines of the families it asks for).
 """
 from __future__ import annotations
 
