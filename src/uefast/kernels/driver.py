@@ -272,7 +272,7 @@ def kernel_set(kinds) -> int:
     """The family set :func:`chunk_kernels` is built for when a call asks for the kernel codes
     ``kinds``: those families (``UEFAST_KERNEL_FAMILIES=requested``, the default: the fastest
     first call, one more compilation per new family set), or every registered family
-    (``UEFAST_KERNEL_FAMILIES=all``: one compilation, ~1.5x as long, whatever is asked later;
+    (``UEFAST_KERNEL_FAMILIES=all``: one compilation, ~1.8x as long, whatever is asked later;
     the test suite's setting)."""
     how = os.environ.get("UEFAST_KERNEL_FAMILIES", "requested")
     if how == "all":
