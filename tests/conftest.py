@@ -12,6 +12,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import naive  # noqa: E402
 
+# the CPU driver compiles only the measure families a call asks for (one compilation per family
+# set); the suite asks for dozens of sets, so it compiles every family once instead
+# (tests/test_kernel_families.py checks the per-set kernels)
+os.environ.setdefault("UEFAST_KERNEL_FAMILIES", "all")
+
 SHARED_DATA = Path(os.environ.get("UEFAST_SHARED_DATA",
                                   Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 

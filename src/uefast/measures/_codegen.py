@@ -5,13 +5,18 @@ Numba compiles (and caches on disk) a dispatch only when it is ordinary module s
 registry's families are turned into that source: one ``if kind == K_<NAME>: return <routine>(...)``
 line per family in each of ``measure_plain``, ``measure_tied``, ``measure_iub``, ``measure_reb``
 and ``paper_reb`` (families with a paper REB), every unknown code returning NaN (or, for the
-paper's REB, the exact REB it was given). tests/test_registry.py checks that the committed file is
+paper's REB, the exact REB it was given). Each line sits under ``if FAMS & F_<NAME>:``, ``FAMS``
+a module constant (every family) that Numba's dead-branch pruning resolves before it inlines the
+routines; the CPU driver compiles copies of these functions with ``FAMS`` rebound to the families
+a call asks for (:func:`uefast.kernels.driver.chunk_kernels`), so a call compiles only those
+families' routines. tests/test_registry.py checks that the committed file is
 what this writes, so the registry is the one source of the dispatch.
 """
 from __future__ import annotations
 
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 __all__ = ["render", "main"]
@@ -45,6 +50,10 @@ def _args(sig: str) -> str:
     return ", ".join(a for a in inner.split(", ") if a not in ("kind", "exact"))
 
 
+def _name(sig: str) -> str:
+    return sig[:sig.index("(")]
+
+
 def render(families) -> str:
     """The source of :mod:`uefast.kernels.dispatch` for ``families`` (name -> Family)."""
     fams = sorted(families.values(), key=lambda f: f.code)
@@ -64,25 +73,47 @@ def render(families) -> str:
         out.append(f"from {mod} import (")
         out += [f"    {nm}," for nm in sorted(imports[mod])]
         out.append(")")
-    out += ["", '__all__ = ["measure_plain", "measure_tied", "measure_iub", "measure_reb", '
-            '"paper_reb", "DISPATCHED"]', ""]
+    names = [_name(sig) for sig, _ in _SIGS.values()]
+    out += ["", *textwrap.wrap("__all__ = [" + ", ".join(
+        f'"{nm}"' for nm in [*names, "DISPATCHED", "ALL_FAMILIES", "FAMS", "family_set"]) + "]",
+        width=100, subsequent_indent="           "), ""]
     for f in fams:
+        if not 0 <= f.code < 63:
+            raise ValueError(f"family {f.name}: kernel code {f.code} outside 0..62 (a bit of an "
+                             "int64 family set)")
         out.append(f"{_const(f.name)} = {f.code}")
+    out.append("")
+    for f in fams:
+        out.append(f"F_{_const(f.name)[2:]} = 1 << {_const(f.name)}")
     out += ["", "#: the kernel codes the functions below handle (the registry checks a family's)",
             "DISPATCHED = frozenset({" + ", ".join(str(f.code) for f in fams) + "})", "",
+            "#: the family set (bit ``code`` of each) of every family",
+            *textwrap.wrap("ALL_FAMILIES = (" + " | ".join(f"F_{_const(f.name)[2:]}" for f in fams)
+                           + ")", width=100, subsequent_indent="                "),
+            "#: the families the functions below dispatch to: all of them here; the CPU driver "
+            "rebinds it",
+            "#: per family set (:func:`uefast.kernels.driver.chunk_kernels`)",
+            "FAMS = ALL_FAMILIES", "", "",
+            "def family_set(kinds) -> int:",
+            '    """The family set (bit ``code`` per family) of the kernel codes ``kinds``."""',
+            "    fams = 0",
+            "    for kind in set(int(k) for k in kinds):",
+            "        fams |= 1 << kind if kind in DISPATCHED else 0",
+            "    return fams", "",
+            "",
             "# inlined into the drivers' loops (Numba IR): a call per measure and query cost the core",
             "# benchmark ~4% CPU time; the tie-aware dispatch (the larger one) stays a call",
             '_jit = nb.njit(cache=True, nogil=True, inline="always")',
             "_call = nb.njit(cache=True, nogil=True)", ""]
     for role, (sig, doc) in _SIGS.items():
-        deco = "@_call" if role == "tied" else "@_jit"
-        out += ["", deco, f"def {sig}:", f'    """{doc}"""']
+        out += ["", "@_call" if role == "tied" else "@_jit", f"def {sig}:", f'    """{doc}"""']
         for f in fams:
             fn = getattr(f, role)
             if fn is None:
                 continue
-            out.append(f"    if kind == {_const(f.name)}:")
-            out.append(f"        return {fn.__name__}({_args(sig)})")
+            out.append(f"    if FAMS & F_{_const(f.name)[2:]}:")
+            out.append(f"        if kind == {_const(f.name)}:")
+            out.append(f"            return {fn.__name__}({_args(sig)})")
         out.append("    return exact" if role == "paper_reb" else "    return np.nan")
         out.append("")
     return "\n".join(out)
