@@ -73,10 +73,26 @@ def segment_measures(g, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels, 
     """``out[g, m]`` = :func:`segment_measure` m of segment g (query q) for every measure m.
     Inlined into its callers: a call per segment with some twenty array arguments cost the CPU
     ranking pass ~20% (single thread)."""
+    # the body of segment_measure written out: calling it, even inlined at Numba IR level, costs
+    # the CPU ranking pass ~15% (benchmarks/RESULTS_core.md); the GPU's per-measure threads call
+    # segment_measure, and the GPU tests hold the two equal
+    idl = ideal[ioff[q]:ioff[q + 1]]
     for m in range(kinds.shape[0]):
-        out[g, m] = segment_measure(m, q, lab, gend, ng, n, tie_mode, kinds, ks, gtypes, rels,
-                                    fparams, norms, nrel_q, idcg_q, ioff, ideal, tabs, pos,
-                                    scratch)
+        if n == 0:
+            out[g, m] = 0.0
+            continue
+        kind = kinds[m]
+        nrel = nrel_q[q, m]
+        if tie_mode == TIE_EXPECTED:
+            v = measure_tied(kind, lab, gend, ng, n, ks[m], gtypes[m], rels[m], fparams[m],
+                             norms[m], nrel, tabs, scratch, idl)
+        else:
+            v = measure_plain(kind, lab, n, ks[m], gtypes[m], rels[m], fparams[m], norms[m],
+                              nrel, tabs, pos, idl)
+        d = idcg_q[q, m]
+        if d != 1.0:
+            v = v / d if d > 0.0 else 0.0
+        out[g, m] = v
 
 
 @_jit
