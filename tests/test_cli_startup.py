@@ -35,7 +35,7 @@ def test_import_uefast_loads_no_engine():
 def test_lazy_evaluate_stays_the_function():
     got = _python(
         "import json, uefast\n"
-        "from uefast.evaluate import _runs_take\n"      # imports the module uefast.evaluate first
+        "from uefast.evaluate import _build_table\n"    # imports the module uefast.evaluate first
         "import uefast.evaluate as ev\n"
         "from uefast import evaluate, aggregate, parse_measure, Measure\n"
         "print(json.dumps([callable(uefast.evaluate), uefast.evaluate is evaluate, ev is evaluate,\n"

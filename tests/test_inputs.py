@@ -288,7 +288,7 @@ def test_kernels_compiled_for_canonical_argument_types():
 def test_output_string_columns_equal_arrow_take(runs):
     """The output's system and measure columns, built from their runs' bytes, equal Arrow's take
     (non-ASCII names, empty names, few and many runs, the take fallback at >= 64 runs)."""
-    from uefast.evaluate import _measure_column, _runs_take
+    from uefast._output import _measure_column, _runs_take
     from uefast.measures import parse_measures
 
     rng = np.random.default_rng(runs)
