@@ -191,8 +191,8 @@ def test_evaluate_reb_universe_and_refusals():
         evaluate(r, q, ["RR-IA"], reb_universe="collection", collection_size=10)
     with pytest.raises(InputError, match="all N ranks"):
         evaluate(r, q, ["RBU"], reb_universe="collection", collection_size=10)
-    with pytest.raises(InputError, match="judged documents only"):
-        evaluate(r, q, ["S-RR@100%"], reb_universe="retrieved")
+    with pytest.raises(InputError, match="all N ranks"):
+        evaluate(r, q, ["EU"], reb_universe="collection", collection_size=10)
     with pytest.raises(InputError, match="all N ranks"):
         evaluate(r, q, ["NRBP"], reb_universe="collection", collection_size=10)
 
@@ -218,11 +218,17 @@ def _div_tables(rng, max_n=4, per_topic=2):
     return rt, qt, compile_qrels(qt)
 
 
-@pytest.mark.parametrize("s", NDEVAL + ["nDCG-IA@2", "RBU@2"])
+# the families outside the IA kernel and ndeval's names (uefast.diversity.universe_div)
+OTHER = ["S-RR@100%", "D-nDCG@3", "D#-nDCG(gamma=0.3)@2", "EU(alpha=0.2,e=0.1)", "CT(h=2.0)@3",
+         "CubeTest(gamma=0.8,max_height=0.7)@3"]
+NO_COLLECTION = ("NRBP", "nNRBP", "EU")
+
+
+@pytest.mark.parametrize("s", NDEVAL + ["nDCG-IA@2", "RBU@2"] + OTHER)
 def test_evaluate_universes_against_enumeration(s):
-    """evaluate(reb_universe=...) for ndeval's names and two kernel families: REB = the mean of
-    the plain-Python reference over every order of the retrieved documents, or of the judged
-    documents plus N - n non-relevant ones."""
+    """evaluate(reb_universe=...) for ndeval's names, two kernel families and every other
+    family: REB = the mean of the plain-Python reference over every order of the retrieved
+    documents, or of the judged documents plus N - n non-relevant ones."""
     m = parse_measure(s)
     rng = np.random.default_rng(zlib.crc32(s.encode()))
     rt, qt, topics = _div_tables(rng)
@@ -238,7 +244,9 @@ def test_evaluate_universes_against_enumeration(s):
         assert _close(reb, math.fsum(vals) / len(vals)), (s, qid, rows, reb)
         seen += 1
     assert seen
-    if m.fam.name in ("NRBP", "nNRBP"):
+    if m.fam.name in NO_COLLECTION:
+        with pytest.raises(InputError, match="all N ranks"):
+            evaluate(rt, topics, [s], reb_universe="collection", collection_size=10)
         return
     N = max(t.n for t in topics.values()) + 2
     out = evaluate(rt, topics, [s], reb_universe="collection", collection_size=N).to_pydict()

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from uefast import __version__
 from uefast.diversity.qrels import DivQrels, compile_qrels
 from uefast.diversity.registry import Batch, parse_measures
+from uefast.diversity.universe_div import check_universe
 from uefast.errors import InputError
 from uefast.inputs import column, numpy_view, to_arrow
 from uefast.ue import DEGENERATE_POLICIES, ue_scores
@@ -150,17 +151,17 @@ def _join(topics, qids, ts, code, uniq) -> np.ndarray:
 
 
 def _universe_reb(batch, m, reb_universe, collection_size) -> np.ndarray:
-    """REB of an ndeval measure per segment over the retrieved or collection universe."""
-    from uefast.diversity.universe_ndeval import ndeval_universe_reb, relevant_counts
+    """REB of a measure outside the IA kernel per segment over the retrieved or collection
+    universe (:func:`uefast.diversity.universe_div.universe_reb`)."""
+    from uefast.diversity.universe_div import universe_reb
 
     if reb_universe == "collection":
-        per = {t: ndeval_universe_reb(batch.topics[t], m, int(collection_size),
-                                      batch.topics[t].n_rel_pairs)
+        per = {t: universe_reb(batch.topics[t], m, int(collection_size), np.arange(batch.topics[t].n))
                for t in np.unique(batch.seg_topic)}
         return np.array([per[t] for t in batch.seg_topic], float)
     out = np.empty(batch.seg_topic.size)
     for s, (top, rows) in enumerate(batch.segments()):
-        out[s] = ndeval_universe_reb(top, m, rows.size, relevant_counts(top, rows))
+        out[s] = universe_reb(top, m, rows.size, rows)
     return out
 
 
@@ -197,18 +198,20 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
     ``qid, subtopic, weight``). ``reb_universe``: ``"judged"`` (default: REB over random orders
     of each query's judged documents), ``"retrieved"`` (of each run's own ranked documents) or
     ``"collection"`` (of ``collection_size`` documents, the unjudged ones non-relevant); the
-    last two for the intent-aware families of :data:`uefast.diversity.ia_fast.FAST` (see
-    :mod:`uefast.diversity.ia_fast`) and ndeval's names
-    (:mod:`uefast.diversity.universe_ndeval`; NRBP/nNRBP not over a collection). Those families are scored by one Numba pass over all
-    segments (:mod:`uefast.diversity._ia_kernels`).
+    last two for every family (:mod:`uefast.diversity.ia_fast`,
+    :mod:`uefast.diversity.universe_ndeval`, :mod:`uefast.diversity.universe_div`) except,
+    over a collection, those whose REB sums over all N ranks: RR-IA, NRBP, nNRBP, EU and RBU
+    without a cutoff or as ``variant=java`` (``docs/reb_universe.md``). The families of
+    :data:`uefast.diversity.ia_fast.FAST` are scored by one Numba pass over all segments
+    (:mod:`uefast.diversity._ia_kernels`).
     """
-    from uefast.diversity.ia_fast import FAST, check_universe, ia_scores
+    from uefast.diversity.ia_fast import FAST, ia_scores
     from uefast.diversity.novelty_fast import NOVELTY, novelty_scores
 
     if degenerate not in DEGENERATE_POLICIES:
         raise InputError(f"`degenerate` must be one of {DEGENERATE_POLICIES}, got {degenerate!r}")
     mlist = parse_measures(measures)
-    check_universe(reb_universe, collection_size, mlist)
+    check_universe(reb_universe, collection_size, mlist)  # uefast.diversity.universe_div
     topics = qrels if isinstance(qrels, DivQrels) and weights is None else compile_qrels(qrels, weights=weights)
     run_t = _run_table(run, None)
     systems, seg_sys, batch, info = rank_run(run_t, topics, ties, queries, qid, docid, score, system)
@@ -238,14 +241,15 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
             st = batch.seg_topic
             iub[:, j], exact[:, j], reb[:, j] = ti[st], te[st], tr[st]
         else:
+            judged = reb_universe == "judged"
             per_topic = {}
             for t in np.unique(batch.seg_topic):
                 top = batch.topics[t]
                 iv, ex = m.fam.iub(top, m)
-                per_topic[t] = (iv, ex, m.fam.reb(top, m))
+                per_topic[t] = (iv, ex, m.fam.reb(top, m) if judged else np.nan)
             for s, t in enumerate(batch.seg_topic):
                 iub[s, j], exact[s, j], reb[s, j] = per_topic[t]
-        if reb_universe != "judged":  # ndeval's names (checked by check_universe)
+        if reb_universe != "judged":  # checked by check_universe
             reb[:, j] = _universe_reb(batch, m, reb_universe, collection_size)
     if ue:
         v1, v2 = ue_scores(val - low, iub - low, reb - low, degenerate)

@@ -28,7 +28,10 @@ gamma^q) or when t's relevant documents share one grade (f deterministic); other
 exact mean over the orders of t's *grade levels*, walked prefix by prefix with identical states
 merged and each state dropped once its outcome is order-free (:func:`_f_levels`); past a
 budget of states, a seeded Monte Carlo over π with a 95 % CI (:func:`cube_reb`, reported with
-``exact=False``; ``uefast.diversity.evaluate`` warns).
+``exact=False``; ``uefast.diversity.evaluate`` warns). Over a universe of N documents
+(``reb_universe`` retrieved / collection) the documents outside the judged set add no water, so
+the same sum holds with n = N and M ~ Hypergeometric(N, R_t, K), R_t = the universe's documents
+relevant to t.
 
 IUB: each rank takes the document that adds most water given those placed (greedy); exact
 (``iub_exact``) with one subtopic (it sorts by r, optimal by rearrangement) or when gamma = 1
@@ -161,22 +164,28 @@ class CubeReb:
 
 
 def cube_reb(topic, gamma: float, max_height: float, k: int, *, seed: int = 0,
-             samples: int = MC_SAMPLES, budget: int = NODE_BUDGET) -> CubeReb:
+             samples: int = MC_SAMPLES, budget: int = NODE_BUDGET, universe=None) -> CubeReb:
     """E[CubeTest@k] over uniformly random orders of the topic's n judged documents (module
     docstring): exact where the walk fits ``budget`` states per subtopic, else a seeded
     Monte Carlo over the order of that subtopic's relevant documents (the hypergeometric law of
-    how many reach the top K kept exact: a Rao-Blackwellised estimate)."""
-    n, H = topic.n, float(max_height)
+    how many reach the top K kept exact: a Rao-Blackwellised estimate). ``universe`` = (N,
+    rows): random orders of N documents instead, the judged rows ``rows`` and N - |rows| of
+    grade 0 (``reb_universe`` retrieved / collection): n = N, R_t = the universe's documents
+    relevant to t, the same f_t over their values (zero-grade documents add no water)."""
+    n, rows = (topic.n, None) if universe is None else (int(universe[0]), universe[1])
+    H = float(max_height)
     K = min(k, n)
     if topic.m == 0 or K == 0:
         return CubeReb(0.0, True)
-    R = _rel(topic)
+    R = _rel(topic) if rows is None else _rel(topic)[rows]
     w = topic.weights
     exact_part = 0.0
     mc = []  # (weight, P(M), values) of subtopics left to Monte Carlo
     for t in range(topic.m):
         r = R[:, t][R[:, t] > 0]
         Rt = r.size
+        if Rt == 0:  # a universe without a document relevant to t: no water
+            continue
         pM = _hypergeom(n, Rt, K)
         J = pM.size - 1
         geo = np.r_[0.0, np.cumsum(gamma ** np.arange(J))]  # sum_{q<M} gamma^q
@@ -207,8 +216,8 @@ def cube_reb(topic, gamma: float, max_height: float, k: int, *, seed: int = 0,
     return CubeReb((exact_part + float(draws.mean())) / K, False, hw, samples, seed)
 
 
-def _reb(topic, m):
-    res = cube_reb(topic, m["gamma"], m["max_height"], m.k, budget=NODE_BUDGET)
+def _reb(topic, m, universe=None):
+    res = cube_reb(topic, m["gamma"], m["max_height"], m.k, budget=NODE_BUDGET, universe=universe)
     if not res.exact:
         warnings.warn(f"CubeTest REB of topic {topic.qid!r}: Monte Carlo estimate {res.value:.6g} "
                       f"+- {res.half_width:.2g} (95% CI, {res.samples} draws, seed {res.seed}); "

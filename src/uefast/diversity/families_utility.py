@@ -10,6 +10,9 @@ REB (exact, SPEC §4): condition on the document at rank i (probability 1/n); th
 are a uniform (i-1)-subset of the other n-1. Grouping those by grade, the compositions (a_g) of
 the earlier relevant documents with sum_g a_g g < h gmax have probability
 prod_g C(N_g, a_g) C(n_0, i-1-A)/C(n-1, i-1), A = sum a_g, and weight (1-alpha)^A.
+Over a universe of N documents (``reb_universe`` retrieved / collection: the universe's judged
+documents plus N - u of grade 0) the same sum holds with n = N and n_0 = N - the universe's
+documents relevant to t (:func:`ct_universe_reb`).
 IUB: each rank takes the document of largest gain given those placed (a lower bound).
 """
 from __future__ import annotations
@@ -71,26 +74,35 @@ def _compositions(levels, counts, limit, den):
 
 
 def _ct_reb(topic, m):
-    n, K = topic.n, min(m.k, topic.n)
-    if topic.m == 0 or n == 0:
+    return ct_universe_reb(topic, m, topic.n, np.arange(topic.n))
+
+
+def ct_universe_reb(topic, m, N: int, rows: np.ndarray) -> float:
+    """E[CT@k] over uniformly random orders of a universe of N documents: the judged rows
+    ``rows`` of ``topic`` and N - |rows| documents of grade 0 on every aspect (module
+    docstring, with n = N and n_0 = N - the universe's documents relevant to t; gmax stays the
+    topic's). ``rows`` = every judged row and N = n is the judged universe."""
+    K = min(m.k, N)
+    if topic.m == 0 or N == 0 or K == 0:
         return 0.0
     h = _h(m)
     i = np.arange(1, K + 1)
+    gmax = _gmax(topic)
     tot = 0.0
     for t in range(topic.m):
-        g = topic.grades[:, t]
-        gm = int(_gmax(topic)[t])
+        g = topic.grades[rows, t]
+        gm = int(gmax[t])
         vals, cnt = np.unique(g[g > 0], return_counts=True)
-        n0 = int((g == 0).sum())
+        n0 = N - int(cnt.sum())
         for v, mv in zip(vals, cnt):
             others = cnt - (vals == v)
             acc = np.zeros(K)
             for A, logc in _compositions(list(vals), list(others), h.numerator * gm, h.denominator):
                 rest = i - 1 - A
                 ok = (rest >= 0) & (rest <= n0)
-                lp = logc + log_comb(n0, np.where(ok, rest, 0)) - log_comb(n - 1, i - 1)
+                lp = logc + log_comb(n0, np.where(ok, rest, 0)) - log_comb(N - 1, i - 1)
                 acc += np.where(ok, np.exp(lp), 0.0) * (1.0 - m["alpha"]) ** A
-            tot += topic.weights[t] * mv * (v / gm) / n * float(np.dot(1.0 / i, acc))
+            tot += topic.weights[t] * mv * (v / gm) / N * float(np.dot(1.0 / i, acc))
     return tot
 
 
