@@ -28,7 +28,7 @@ from uefast.errors import InputError
 from uefast.inputs import column, numpy_view, to_arrow
 from uefast.ue import DEGENERATE_POLICIES, ue_scores
 
-__all__ = ["evaluate", "rank_run", "OUTPUT_COLUMNS"]
+__all__ = ["OUTPUT_COLUMNS", "evaluate", "rank_run", "score_batch"]
 
 OUTPUT_COLUMNS = ("system", "qid", "measure", "value", "iub", "reb", "ue_v1", "ue_v2",
                   "iub_exact", "n_docs", "n_judged", "n_rel")
@@ -180,46 +180,17 @@ def _all_queries(nsys, nq, seg_sys, seg_top, soff, rows):
             np.concatenate(new_rows) if new_rows else np.zeros(0, np.int64))
 
 
-def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = True,
-             ties: str = "trec_eval", degenerate: str = "zero", queries: str = "intersect",
-             weights=None, reb_universe: str = "judged", collection_size=None, qid: str = "qid",
-             docid: str = "docid", score: str = "score", system: str = "system") -> pa.Table:
-    """Evaluate every system on every query with each diversity measure, with IUB, exact REB and
-    UE V1/V2 (see the module docstring and ``docs/diversity.md``).
-
-    ``run``: a TREC run file path, or a table ``qid, docid, score[, system][, rank]`` (Arrow,
-    Polars, pandas, Parquet path, dict). ``qrels``: a diversity qrels path
-    (:func:`uefast.diversity.read_qrels`), a table ``qid, subtopic, docid, label[, weight]``, or
-    compiled :class:`~uefast.diversity.DivQrels`. ``measures``: strings such as
-    ``"alpha-nDCG@20"``, ``"ERR-IA@20"``, ``"RBU(p=0.8,e=0.03)@20"`` (see
-    :mod:`uefast.diversity.registry`). ``ties``: ``"trec_eval"``, ``"pyndeval"`` or ``"rank"``.
-    ``queries``: ``"intersect"`` (queries in both) or ``"qrels"`` (every qrels query; a system
-    without rows for it gets an empty ranking). ``weights``: aspect weights (file or table
-    ``qid, subtopic, weight``). ``reb_universe``: ``"judged"`` (default: REB over random orders
-    of each query's judged documents), ``"retrieved"`` (of each run's own ranked documents) or
-    ``"collection"`` (of ``collection_size`` documents, the unjudged ones non-relevant); the
-    last two for every family (:mod:`uefast.diversity.ia_fast`,
-    :mod:`uefast.diversity.universe_ndeval`, :mod:`uefast.diversity.universe_div`) except,
-    over a collection, those whose REB sums over all N ranks: RR-IA, NRBP, nNRBP, EU and RBU
-    without a cutoff or as ``variant=java`` (``docs/reb_universe.md``). The families of
-    :data:`uefast.diversity.ia_fast.FAST` are scored by one Numba pass over all segments
-    (:mod:`uefast.diversity._ia_kernels`).
-    """
+def score_batch(batch: Batch, mlist, reb_universe: str = "judged", collection_size=None):
+    """(value, iub, reb, minimum, iub_exact), each (segments x measures), of the parsed measures
+    ``mlist`` on ``batch``: the :data:`~uefast.diversity.ia_fast.FAST` families in one Numba
+    call (:func:`~uefast.diversity.ia_fast.ia_scores`), ndeval's names by the batch ndeval pass
+    and :func:`~uefast.diversity.novelty_fast.novelty_scores`, the others by their family's
+    functions; REB over ``reb_universe`` (validated by the caller). ``minimum`` is the measure's
+    least value (0 for measures that cannot be negative), the origin of the UE shift."""
     from uefast.diversity.ia_fast import FAST, ia_scores
     from uefast.diversity.novelty_fast import NOVELTY, novelty_scores
 
-    if degenerate not in DEGENERATE_POLICIES:
-        raise InputError(f"`degenerate` must be one of {DEGENERATE_POLICIES}, got {degenerate!r}")
-    mlist = parse_measures(measures)
-    check_universe(reb_universe, collection_size, mlist)  # uefast.diversity.universe_div
-    topics = qrels if isinstance(qrels, DivQrels) and weights is None else compile_qrels(qrels, weights=weights)
-    run_t = _run_table(run, None)
-    systems, seg_sys, batch, info = rank_run(run_t, topics, ties, queries, qid, docid, score, system)
     S, M = batch.seg_topic.size, len(mlist)
-    big = max((t.n for t in batch.topics), default=0)
-    if reb_universe == "collection" and collection_size < big:
-        raise InputError(f"`collection_size` {collection_size} is smaller than a query's judged "
-                         f"documents ({big})")
     val = np.empty((S, M))
     iub = np.empty((S, M))
     reb = np.empty((S, M))
@@ -251,6 +222,47 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
                 iub[s, j], exact[s, j], reb[s, j] = per_topic[t]
         if reb_universe != "judged":  # checked by check_universe
             reb[:, j] = _universe_reb(batch, m, reb_universe, collection_size)
+    return val, iub, reb, low, exact
+
+
+def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = True,
+             ties: str = "trec_eval", degenerate: str = "zero", queries: str = "intersect",
+             weights=None, reb_universe: str = "judged", collection_size=None, qid: str = "qid",
+             docid: str = "docid", score: str = "score", system: str = "system") -> pa.Table:
+    """Evaluate every system on every query with each diversity measure, with IUB, exact REB and
+    UE V1/V2 (see the module docstring and ``docs/diversity.md``).
+
+    ``run``: a TREC run file path, or a table ``qid, docid, score[, system][, rank]`` (Arrow,
+    Polars, pandas, Parquet path, dict). ``qrels``: a diversity qrels path
+    (:func:`uefast.diversity.read_qrels`), a table ``qid, subtopic, docid, label[, weight]``, or
+    compiled :class:`~uefast.diversity.DivQrels`. ``measures``: strings such as
+    ``"alpha-nDCG@20"``, ``"ERR-IA@20"``, ``"RBU(p=0.8,e=0.03)@20"`` (see
+    :mod:`uefast.diversity.registry`). ``ties``: ``"trec_eval"``, ``"pyndeval"`` or ``"rank"``.
+    ``queries``: ``"intersect"`` (queries in both) or ``"qrels"`` (every qrels query; a system
+    without rows for it gets an empty ranking). ``weights``: aspect weights (file or table
+    ``qid, subtopic, weight``). ``reb_universe``: ``"judged"`` (default: REB over random orders
+    of each query's judged documents), ``"retrieved"`` (of each run's own ranked documents) or
+    ``"collection"`` (of ``collection_size`` documents, the unjudged ones non-relevant); the
+    last two for every family (:mod:`uefast.diversity.ia_fast`,
+    :mod:`uefast.diversity.universe_ndeval`, :mod:`uefast.diversity.universe_div`) except,
+    over a collection, those whose REB sums over all N ranks: RR-IA, NRBP, nNRBP, EU and RBU
+    without a cutoff or as ``variant=java`` (``docs/reb_universe.md``). The families of
+    :data:`uefast.diversity.ia_fast.FAST` are scored by one Numba pass over all segments
+    (:mod:`uefast.diversity._ia_kernels`).
+    """
+    if degenerate not in DEGENERATE_POLICIES:
+        raise InputError(f"`degenerate` must be one of {DEGENERATE_POLICIES}, got {degenerate!r}")
+    mlist = parse_measures(measures)
+    check_universe(reb_universe, collection_size, mlist)  # uefast.diversity.universe_div
+    topics = qrels if isinstance(qrels, DivQrels) and weights is None else compile_qrels(qrels, weights=weights)
+    run_t = _run_table(run, None)
+    systems, seg_sys, batch, info = rank_run(run_t, topics, ties, queries, qid, docid, score, system)
+    S, M = batch.seg_topic.size, len(mlist)
+    big = max((t.n for t in batch.topics), default=0)
+    if reb_universe == "collection" and collection_size < big:
+        raise InputError(f"`collection_size` {collection_size} is smaller than a query's judged "
+                         f"documents ({big})")
+    val, iub, reb, low, exact = score_batch(batch, mlist, reb_universe, collection_size)
     if ue:
         v1, v2 = ue_scores(val - low, iub - low, reb - low, degenerate)
     else:
