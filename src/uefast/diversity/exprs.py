@@ -25,7 +25,9 @@ as ``qid``, list position as ``subtopic``) and a run table, compiled and ranked 
 ndeval's names by the batch ndeval pass. The numbers are therefore those of
 :func:`uefast.diversity.evaluate` on the same judgments and ranking (tested). An empty group gives
 NaN; a group whose grade lists differ in length, a null grade, score or docid, a NaN
-score or a docid repeated within a group is an :class:`~uefast.errors.InputError`.
+score or a docid repeated within a group is an :class:`~uefast.errors.InputError`. Polars may
+run several expressions at once on its threads: the compile-rank-score step holds
+:data:`uefast.engine.KERNEL_LOCK` (the Numba passes already use every core).
 """
 from __future__ import annotations
 
@@ -132,15 +134,17 @@ def score_groups(s, mlist, has_doc: bool, stats: Sequence[str]) -> dict:
     docstring); NaN for an empty group."""
     from uefast.diversity.evaluation import rank_run, score_batch
     from uefast.diversity.qrels import compile_qrels
+    from uefast.engine import KERNEL_LOCK
 
     run, qrels, G = _tables(_list_array(s), has_doc)
     M = len(mlist)
     out = {st: np.full((G, M), np.nan) for st in stats}
     if run.num_rows == 0:
         return out
-    topics = compile_qrels(qrels)
-    _, _, batch, _ = rank_run(run, topics, "trec_eval" if has_doc else "rank")
-    val, iub, reb, low, _ = score_batch(batch, mlist)
+    with KERNEL_LOCK:  # Polars calls expressions from several threads; the kernels use every core
+        topics = compile_qrels(qrels)
+        _, _, batch, _ = rank_run(run, topics, "trec_eval" if has_doc else "rank")
+        val, iub, reb, low, _ = score_batch(batch, mlist)
     grp = np.asarray(list(topics), np.int64)[batch.seg_topic]
     got = {"value": val, "iub": iub, "reb": reb}
     if any(st.startswith("ue") for st in stats):
