@@ -19,6 +19,8 @@ Prints the device name, driver and library versions, then for 1 system and 8 sys
   (CPU vs GPU), the systems one counting call each vs pipelined (system s+1's copy on one stream
   while system s's kernel runs on another), and ``evaluate`` from a host Arrow table vs
   ``evaluate_device`` on columns already in GPU memory (with the CPU engine beside them);
+* UE scores and the output table: on the host after copying values, IUB and REB back (the
+  old ``evaluate_device``) vs on the GPU (:mod:`uefast.gpu.output`: kernels, one copy back);
 * GPU resampling: paired bootstrap sums for 28 pairs on the same topics, CPU kernel vs GPU;
   the randomised Tukey HSD null (``--tukey-resamples``, default B = 10,000, 8 systems x the
   table's topics): CPU kernel (wall and process CPU time) vs the GPU kernel alone (CUDA events,
@@ -326,6 +328,64 @@ def tukey_phase(cuda, n_topics: int, n_resamples: int, rounds: int) -> list[tupl
             (f"{tag}, p-values identical", bool(same_p))]
 
 
+def output_phase(cuda, table, rounds: int) -> list[tuple[str, float, float | None]]:
+    """UE scores and the output table, old vs new, on the values, IUB and REB of ``table``
+    already in GPU memory (as ``evaluate_device`` holds them): old, copy them to the host, UE
+    (``ue_scores``) and the table there (``_build_table``); new, the UE + assembly kernels
+    (:mod:`uefast.gpu.output`), one device-to-host copy, the Arrow table
+    (``_assemble_table``). Plus the new path's kernels alone (CUDA events). ``(label,
+    seconds, old/new ratio or None)`` rows; the two tables are checked equal."""
+    import pyarrow as pa
+
+    import uefast
+    from uefast._output import _assemble_table, _build_table, _Result
+    from uefast.gpu.memory import DeviceMemory
+    from uefast.gpu.output import assemble_columns
+    from uefast.inputs import text_array
+    from uefast.measures import parse_measures
+
+    mlist = parse_measures(MEASURES)
+    cpu = uefast.evaluate(table, measures=MEASURES)  # rows: system, query, measure
+    score_cols = [c for c in table.column_names if c.startswith("sys")]
+    ns, nm = len(score_cols), len(mlist)
+    nq = cpu.num_rows // (ns * nm)
+    col = lambda c, dt=np.float64: cpu[c].to_numpy().astype(dt).reshape(ns, nq, nm)  # noqa: E731
+    mem = DeviceMemory()
+    d = [mem.upload(np.ascontiguousarray(a)) for a in (
+        col("value"), col("iub")[0], col("reb")[0], col("n_rel", np.int64)[0],
+        col("n_judged", np.int64)[0, :, 0], col("n_docs", np.int64)[0, :, 0])]
+    mem.sync()
+    keep = np.arange(nq, dtype=np.int64)
+    systems, qids = text_array(score_cols), pa.array(keep)
+
+    def old():
+        v, iub, reb, nrel, nj, nd = (mem.to_host(x) for x in d)
+        res = _Result(systems, qids, np.repeat(np.arange(ns), nq), np.tile(keep, ns),
+                      v.reshape(ns * nq, nm), np.tile(iub, (ns, 1)), np.tile(reb, (ns, 1)),
+                      np.tile(nd, ns), np.tile(nj, ns), np.tile(nrel, (ns, 1)), {})
+        return _build_table(res, mlist, True, "zero", {})
+
+    def new():
+        out = assemble_columns(d[0], keep, *d[1:], ue=True, degenerate="zero", emulate=False,
+                               mem=mem)
+        seg = out.rows // nm
+        return _assemble_table(systems, qids, seg // nq, seg % nq, None, mlist, ns * nq,
+                               dict(out.cols), [], {}, {})
+
+    a, b = old(), new()
+    same = all(np.array_equal(a[c].to_numpy(), b[c].to_numpy()) for c in ("value", "ue_v1",
+                                                                          "ue_v2", "n_rel"))
+    t_old, t_new = best(old, rounds), best(new, rounds)
+    kern = min(event_time(cuda, lambda: assemble_columns(
+        d[0], keep, *d[1:], ue=True, degenerate="zero", emulate=False, mem=mem))
+        for _ in range(rounds))
+    return [(f"UE + output on the host ({ns * nq * nm:,} rows: D2H, ue_scores, _build_table)",
+             t_old, None),
+            ("UE + output on the GPU (kernels, one D2H, Arrow)", t_new, t_old / t_new),
+            ("UE + output GPU kernels + the D2H alone (events)", kern, None),
+            ("UE + output: GPU table equal to the host's", same, None)]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true",
@@ -374,9 +434,11 @@ def main(argv=None) -> int:
         for k, v in phases(cuda, t, args.rounds).items():
             print(f"  {k:48s} {v:,.0f} B" if k == "H2D bytes" else f"  {k:48s} {v * 1e3:10.3f} ms")
         print("issue 27 phases, old path then new path (best of rounds):")
-        for k, v, ratio in issue27_phases(cuda, t, args.rounds):
+        for k, v, ratio in issue27_phases(cuda, t, args.rounds) + output_phase(cuda, t,
+                                                                                args.rounds):
             tail = "" if ratio is None else f"   old/new {ratio:.2f}x"
-            print(f"  {k:52s} {v * 1e3:10.3f} ms{tail}")
+            print(f"  {k:52s} {v}" if isinstance(v, bool) else
+                  f"  {k:52s} {v * 1e3:10.3f} ms{tail}")
     for k, v in resampling(cuda, nq, args.resamples, args.rounds).items():
         print(f"{k:48s} {v * 1e3:10.2f} ms")
     for k, v in tukey_phase(cuda, nq, args.tukey_resamples, args.rounds):

@@ -33,8 +33,9 @@ def test_no_gpu_exits_with_the_reason():
 
 @pytest.mark.slow
 def test_every_phase_runs_in_the_simulator():
-    """~45 s: both systems' tables, both CUDA paths, every phase (the issue-27 pairs: grouping,
-    judged pass, pipelined systems, device input), the resampling comparison."""
+    """~60 s: both systems' tables, both CUDA paths, every phase (the issue-27 pairs: grouping,
+    judged pass, pipelined systems, device input, UE + output on the device), the resampling
+    comparison."""
     res = subprocess.run([sys.executable, str(ROOT / "tests" / "cuda_simulator_phases.py")],
                          capture_output=True, text=True, env=_env(), timeout=900)
     if res.returncode == 3:
@@ -55,8 +56,14 @@ def test_every_phase_runs_in_the_simulator():
                  "evaluate GPU from host Arrow (ties=input)",
                  "evaluate_device, columns already on the GPU",
                  "tukey B=9 x 8 systems x 3 topics, GPU kernel (events, inputs resident)",
-                 "tukey B=9 x 8 systems x 3 topics, tukey_hsd end to end, GPU"):
+                 "tukey B=9 x 8 systems x 3 topics, tukey_hsd end to end, GPU",
+                 "UE + output on the host (",
+                 "UE + output on the GPU (kernels, one D2H, Arrow)",
+                 "UE + output GPU kernels + the D2H alone (events)",
+                 ):
         assert line in out, line
     assert out.count(" True\n") >= 2 and " False\n" not in out
     # every kernel-level phase of the counting path appears for both tables
-    assert out.count("rank+measures kernel") == 2 and out.count("old/new") == 7
+    assert out.count("rank+measures kernel") == 2 and out.count("old/new") == 9
+    # the GPU table of the output phase equals the host's, for both tables
+    assert out.count("UE + output: GPU table equal to the host's") == 2
