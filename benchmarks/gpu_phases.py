@@ -21,6 +21,10 @@ Prints the device name, driver and library versions, then for 1 system and 8 sys
   ``evaluate_device`` on columns already in GPU memory (with the CPU engine beside them);
 * UE scores and the output table: on the host after copying values, IUB and REB back (the
   old ``evaluate_device``) vs on the GPU (:mod:`uefast.gpu.output`: kernels, one copy back);
+* the ``backend="auto"`` crossover (:func:`crossover`): by bisection over sizes of the
+  MSLR-shaped table (``--crossover LO HI`` queries), the rows from which ``evaluate`` end to
+  end from a host Arrow table is faster on the GPU than on the CPU engine, for 1 and 8
+  systems, and the value to commit as ``uefast.gpu.memory.AUTO_MIN_ROWS`` (the larger);
 * GPU resampling: paired bootstrap sums for 28 pairs on the same topics, CPU kernel vs GPU;
   the randomised Tukey HSD null (``--tukey-resamples``, default B = 10,000, 8 systems x the
   table's topics): CPU kernel (wall and process CPU time) vs the GPU kernel alone (CUDA events,
@@ -386,6 +390,71 @@ def output_phase(cuda, table, rounds: int) -> list[tuple[str, float, float | Non
             ("UE + output: GPU table equal to the host's", same, None)]
 
 
+def crossover(cuda, n_systems: int, q_lo: int, q_hi: int, rounds: int, log=print):
+    """Rows of the MSLR-shaped table (``n_systems`` score columns) from which
+    ``evaluate(..., backend="cuda")`` end to end from the host Arrow table beats the CPU engine:
+    bisection on a log scale over ``q_lo .. q_hi`` queries, each size timed best of ``rounds``
+    (both warmed first). Returns ``(rows, queries)`` of the smallest size seen where the GPU
+    won with every size above it also won, or None when it lost at ``q_hi``. The GPU's and the
+    CPU's times are printed for every size tried (``log``)."""
+    import uefast
+    from _data import mslr_table
+
+    cols = ["qid", "docid", "label", *[f"sys{j}" for j in range(n_systems)]]
+
+    def probe(nq):
+        t = mslr_table(nq).select(cols)
+        fns = {b: (lambda b=b: uefast.evaluate(t, measures=MEASURES, backend=b))
+               for b in ("cpu", "cuda")}
+        for f in fns.values():
+            f()
+        cpu, gpu = best(fns["cpu"], rounds), best(fns["cuda"], rounds)
+        log(f"  {n_systems} system(s), {nq:6d} queries, {t.num_rows:10,d} rows: CPU "
+            f"{cpu * 1e3:9.2f} ms, GPU {gpu * 1e3:9.2f} ms -> {'GPU' if gpu < cpu else 'CPU'}")
+        return gpu < cpu, t.num_rows
+
+    return bisect_crossover(probe, q_lo, q_hi)
+
+
+def bisect_crossover(probe, q_lo: int, q_hi: int):
+    """The search of :func:`crossover`: ``probe(nq) -> (gpu_won, rows)``. None when the GPU
+    loses at ``q_hi``; ``q_lo``'s ``(rows, q_lo)`` when it already wins there; else bisection
+    on a log scale (geometric midpoints) until the bracket is within 15% (or adjacent), and
+    the upper end's ``(rows, queries)``: the GPU won there, and lost at the lower end."""
+    won, rows_hi = probe(q_hi)
+    if not won:
+        return None
+    won, rows_lo = probe(q_lo)
+    if won:
+        return rows_lo, q_lo
+    lo, hi = q_lo, q_hi
+    while hi - lo > 1 and hi > 1.15 * lo:
+        mid = min(max(int(round((lo * hi) ** 0.5)), lo + 1), hi - 1)
+        won, rows = probe(mid)
+        if won:
+            hi, rows_hi = mid, rows
+        else:
+            lo = mid
+    return rows_hi, hi
+
+
+def print_crossover(cuda, q_lo: int, q_hi: int, rounds: int) -> None:
+    """The ``backend="auto"`` threshold to commit (:data:`uefast.gpu.memory.AUTO_MIN_ROWS`):
+    the crossover for 1 and 8 systems, and the larger of the two."""
+    print(f"\n== backend='auto' crossover (MSLR-shaped, {q_lo}..{q_hi} queries, bisection) ==")
+    found = {}
+    for ns in (1, 8):
+        r = crossover(cuda, ns, q_lo, q_hi, rounds)
+        found[ns] = r
+        print(f"crossover, {ns} system(s): " + (
+            f"GPU faster from {r[0]:,} rows ({r[1]} queries)" if r else
+            f"GPU not faster up to {q_hi} queries"))
+    if all(found.values()):
+        print(f"AUTO_MIN_ROWS to commit: {max(r[0] for r in found.values()):,}")
+    else:
+        print("AUTO_MIN_ROWS to commit: none (the GPU did not win at the largest size)")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true",
@@ -396,6 +465,10 @@ def main(argv=None) -> int:
     ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (mult. of 4)")
     ap.add_argument("--tukey-resamples", type=int, default=10_000,
                     help="randomised Tukey HSD resamples")
+    ap.add_argument("--crossover", type=int, nargs=2, metavar=("LO", "HI"), default=None,
+                    help="queries bracketing the backend='auto' crossover search (default: "
+                         "50 .. the table's queries; --small: 20 ..)")
+    ap.add_argument("--no-crossover", action="store_true", help="skip the crossover search")
     args = ap.parse_args(argv)
     os.environ.pop("UEFAST_CUDA_EMULATE", None)
     from uefast.gpu.ranking import _device_reason
@@ -439,6 +512,9 @@ def main(argv=None) -> int:
             tail = "" if ratio is None else f"   old/new {ratio:.2f}x"
             print(f"  {k:52s} {v}" if isinstance(v, bool) else
                   f"  {k:52s} {v * 1e3:10.3f} ms{tail}")
+    if not args.no_crossover:
+        lo, hi = args.crossover or (20 if args.small else 50, nq)
+        print_crossover(cuda, min(lo, hi), hi, args.rounds)
     for k, v in resampling(cuda, nq, args.resamples, args.rounds).items():
         print(f"{k:48s} {v * 1e3:10.2f} ms")
     for k, v in tukey_phase(cuda, nq, args.tukey_resamples, args.rounds):

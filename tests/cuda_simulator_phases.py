@@ -56,4 +56,4 @@ counting.WARP_THREADS = counting.BLOCK_THREADS = resample.THREADS = tukey.THREAD
     judged.BLOCK_THREADS = output._THREADS = 4
 grouping.SCAN_THREADS, grouping.TILE = 8, 16
 sys.exit(gpu_phases.main(["--queries", "3", "--rounds", "1", "--resamples", "8",
-                           "--tukey-resamples", "9"]))
+                           "--tukey-resamples", "9", "--crossover", "2", "3"]))

@@ -48,7 +48,8 @@ THREADS = 128
 #: Resamples per kernel launch (bounds the ``m > 8`` scratch: 16 bytes x m x LAUNCH_ROWS).
 LAUNCH_ROWS = 1 << 16
 #: ``backend="auto"`` picks the GPU from this many cell visits (resamples x topics x systems).
-#: NOT MEASURED: a placeholder until ``benchmarks/gpu_phases.py`` has run on GPU hardware.
+#: NOT MEASURED: a placeholder. ``benchmarks/gpu_phases.py`` times the Tukey null on both
+#: backends at one size (B = 10,000) but does not search this crossover yet.
 AUTO_MIN_WORK = 2_000_000_000
 
 _jit = nb.njit(cache=True, nogil=True)
