@@ -36,6 +36,8 @@ from gpu_device_ref import device_case  # noqa: E402
 t, _ = device_case(7, nq=3, max_docs=5)
 for pol in ref.POLICIES:
     uefast.evaluate(t, measures=ref.MEASURES, degenerate=pol)
+for ties in ("input", "expected", "trec_eval"):
+    uefast.evaluate(t, measures=ref.MEASURES, ties=ties)
 ue.ue_scores(np.ones(2), np.ones(2), np.zeros(2))
 python_routines(grouping, counting, judged, device_input, output, ue)
 ref.ue_scores = lambda *a, _f=ue.ue_scores: _f(*a)  # the module's (compiled pass unchanged)
@@ -47,7 +49,22 @@ grouping.TILE = 7
 copies = []
 real = DeviceMemory.to_host
 DeviceMemory.to_host = lambda self, d: copies.append(1) or real(self, d)
-res = {"assembly": ref.check_assembly(False, cuda.to_device, lambda: len(copies)),
+class SimColumn:
+    """A column exposing only ``__cuda_array_interface__``, over a simulator device array
+    (device memory is host memory in the simulator: the interface points at its buffer)."""
+
+    def __init__(self, a):
+        self._d = cuda.to_device(a)
+
+    @property
+    def __cuda_array_interface__(self):
+        h = self._d._ary
+        return {"shape": h.shape, "typestr": h.dtype.str, "data": (h.ctypes.data, False),
+                "version": 3, "strides": None}
+
+
+res = {"partitions": ref.check_partitions(SimColumn),
+       "assembly": ref.check_assembly(False, cuda.to_device, lambda: len(copies)),
        "evaluate_device": ref.check_evaluate_device(
            lambda cols: {k: cuda.to_device(np.ascontiguousarray(v)) for k, v in cols.items()})}
 print(json.dumps(res))

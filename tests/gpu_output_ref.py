@@ -166,3 +166,64 @@ def assert_evaluate_device(res: dict, exact: bool = True) -> None:
             assert r["ue_v1_null"] and r["ue_v2_null"], (k, r)
         # at least two queries without a relevant document x 4 measures x 3 systems
         assert (r["n_dropped"] >= 24) if k.startswith("drop") else r["n_dropped"] == 0, (k, r)
+
+
+class FakePartitioned:
+    """A stand-in for a Dask-cuDF DataFrame: ``npartitions`` and ``to_delayed()`` (real
+    ``dask.delayed`` objects), each partition a mapping of column name to a device-array
+    stand-in."""
+
+    def __init__(self, parts: list[dict]):
+        self._parts = parts
+        self.npartitions = len(parts)
+
+    def to_delayed(self):
+        import dask
+
+        return [dask.delayed(lambda p=p: p)() for p in self._parts]
+
+
+def check_partitions(to_device) -> dict:
+    """``evaluate_device`` of a partitioned frame (4 partitions at uneven cuts, one empty, the
+    rows of most queries split across partitions) against ``uefast.evaluate`` on the whole host
+    table, every tie policy: the whole table bit for bit (NaN patterns included)."""
+    t, _ = device_case(11, nq=9, max_docs=25)
+    cols = {c: t[c].to_numpy() for c in t.column_names}
+    n = t.num_rows
+    cuts = [0, n // 5, n // 5, (3 * n) // 5, n]  # partition 1 empty
+    parts = [{c: to_device(np.ascontiguousarray(v[a:b])) for c, v in cols.items()}
+             for a, b in zip(cuts[:-1], cuts[1:])]
+    frame = FakePartitioned(parts)
+    split = len({int(q) for q in cols["qid"][:cuts[2]]} & {int(q) for q in cols["qid"][cuts[2]:]})
+    out = {"queries_split": split}
+    keys = [("system", "ascending"), ("qid", "ascending"), ("measure", "ascending")]
+    for ties in ("input", "expected", "trec_eval"):
+        a = uefast.evaluate(t, measures=MEASURES, ties=ties).sort_by(keys)
+        b = evaluate_device(frame, measures=MEASURES, ties=ties).sort_by(keys)
+        out[ties] = all(_bitwise_equal(a[c], b[c]) for c in a.column_names) and \
+            a.num_rows == b.num_rows
+    # a partition with other columns, or another dtype, is refused with its index
+    bad = [dict(parts[0]), {k: v for k, v in parts[2].items() if k != "s_tied"}]
+    out["columns_error"] = _error(lambda: evaluate_device(FakePartitioned(bad), measures=["AP"]))
+    bad = [dict(parts[0]), dict(parts[2], label=to_device(cols["label"][cuts[2]:cuts[3]]
+                                                        .astype(np.int32)))]
+    out["dtype_error"] = _error(lambda: evaluate_device(FakePartitioned(bad), measures=["AP"]))
+    return out
+
+
+def _error(fn) -> str:
+    from uefast.errors import InputError
+
+    try:
+        fn()
+    except InputError as e:
+        return str(e)
+    return ""
+
+
+def assert_partitions(res: dict) -> None:
+    assert res["queries_split"] >= 2
+    assert res["input"] and res["expected"] and res["trec_eval"], res
+    assert "partition 1 has columns" in res["columns_error"], res
+    assert "column 'label': partition 1 holds int32, partition 0 holds int8" in \
+        res["dtype_error"], res

@@ -17,8 +17,8 @@ import pytest
 
 import uefast.gpu.ranking as gpu_ranking
 from gpu_device_ref import FakeDeviceArray
-from gpu_output_ref import (assert_assembly, assert_evaluate_device, check_assembly,
-                            check_evaluate_device)
+from gpu_output_ref import (assert_assembly, assert_evaluate_device, assert_partitions,
+                            check_assembly, check_evaluate_device, check_partitions)
 
 HERE = Path(__file__).parent
 
@@ -83,3 +83,37 @@ def test_output_kernels_in_cuda_simulator():
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert_assembly(out["assembly"], want_copies=1)
     assert_evaluate_device(out["evaluate_device"])
+    assert_partitions(out["partitions"])
+
+
+def test_partitioned_frame(backend):
+    """A Dask-cuDF-like frame (stand-in: ``dask.delayed`` partitions of device-array stand-ins):
+    its partitions' columns joined on the device, the table bit for bit the CPU engine's on
+    the whole host table; partitions with other columns or dtypes refused with their index."""
+    if backend == "emulated":
+        to_device = FakeDeviceArray
+    else:
+        from numba import cuda
+
+        to_device = cuda.to_device
+    assert_partitions(check_partitions(to_device))
+
+
+@pytest.mark.gpu
+def test_dask_cudf_frame():
+    """A real Dask-cuDF DataFrame (3 partitions) = ``uefast.evaluate`` on the host table; needs
+    a GPU, cuDF and dask-cudf (RAPIDS), skipped with the reason otherwise."""
+    reason = gpu_ranking._device_reason()
+    if reason is not None:
+        pytest.skip(f"no CUDA device: {reason}")
+    cudf = pytest.importorskip("cudf", reason="cuDF (RAPIDS) is not installed")
+    dask_cudf = pytest.importorskip("dask_cudf", reason="dask-cudf (RAPIDS) is not installed")
+    import uefast
+    from gpu_device_ref import compare, device_case
+    from uefast.gpu import evaluate_device
+
+    t, _ = device_case(12)
+    frame = dask_cudf.from_cudf(cudf.DataFrame.from_arrow(t), npartitions=3)
+    r = compare(uefast.evaluate(t, measures=["nDCG@10", "AP"]),
+                evaluate_device(frame, measures=["nDCG@10", "AP"]))
+    assert r["keys_equal"] and r["ints_equal"] and max(r["value"], r["iub"], r["reb"]) <= 1e-12

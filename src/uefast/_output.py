@@ -14,7 +14,8 @@ from uefast.inputs import numeric_array, string_array, text_array
 from uefast.measures import Measure
 from uefast.ue import degenerate_mask, ue_scores
 
-__all__ = ["_Result", "_assemble_table", "_build_table", "_dropped_list", "_measure_column", "_runs_take"]
+__all__ = ["_Result", "_assemble_table", "_build_table", "_dropped_list", "_measure_column",
+           "_runs_take"]
 
 
 @dataclass

@@ -44,6 +44,7 @@ from uefast.errors import InputError
 from uefast.gpu import counting
 from uefast.gpu.grouping import counting_sort_cuda
 from uefast.gpu.judged import judged_pass_cuda
+from uefast.gpu.partitions import compute_partitions, concat_partitions, is_partitioned
 
 __all__ = ["evaluate_device", "device_column"]
 
@@ -195,8 +196,8 @@ def _columns(frame) -> dict:
         return dict(frame)
     if hasattr(frame, "columns") and hasattr(frame, "__getitem__"):
         return {str(c): frame[c] for c in frame.columns}
-    raise InputError("evaluate_device takes a mapping of column name -> device array or a "
-                     f"cuDF DataFrame, got {type(frame).__name__}")
+    raise InputError("evaluate_device takes a mapping of column name -> device array, a "
+                     f"cuDF DataFrame or a Dask-cuDF DataFrame, got {type(frame).__name__}")
 
 
 def _minmax(a, n: int, emulate: bool, mem) -> tuple[int, int]:
@@ -217,7 +218,9 @@ def evaluate_device(frame, measures=("nDCG@10", "AP"), *, ue: bool = True, ties:
     """:func:`uefast.evaluate` (LETOR style) of columns already in GPU memory, the same output
     table; see the module docstring for what runs where. ``frame``: a mapping of column name
     to device array, or a cuDF DataFrame. ``qid``: non-negative integer codes; ``label``:
-    integers; score columns (``score_columns``, default every other float64 column): float64."""
+    integers; score columns (``score_columns``, default every other float64 column): float64.
+    A Dask-cuDF DataFrame (or any Dask collection of such partitions) is computed and its
+    partitions' columns concatenated on the device (:mod:`uefast.gpu.partitions`)."""
     from uefast.engine import TIE_MODES, judged_tables, plan_measures, tables
     from uefast._output import _assemble_table, _dropped_list
     from uefast.gpu.output import assemble_columns
@@ -234,7 +237,16 @@ def evaluate_device(frame, measures=("nDCG@10", "AP"), *, ue: bool = True, ties:
     mlist = list(opts.measures)
     emulate = _emulating()
     host_memory = emulate or _simulated()
-    cols = _columns(frame)
+    mem = None
+    if not emulate:
+        from uefast.gpu.memory import DeviceMemory
+
+        mem = DeviceMemory()
+    if is_partitioned(frame):  # Dask-cuDF: the partitions' columns joined on the device
+        cols = concat_partitions([_columns(p) for p in compute_partitions(frame)],
+                                 lambda o, c: device_column(o, c, host_memory), host_memory, mem)
+    else:
+        cols = _columns(frame)
     for c in (qid, label):
         if c not in cols:
             raise InputError(f"device input: no column {c!r} (columns: {sorted(cols)})")
@@ -260,11 +272,6 @@ def evaluate_device(frame, measures=("nDCG@10", "AP"), *, ue: bool = True, ties:
             raise InputError(f"score column {c!r}: float64 required, got {arrs[c].dtype}")
     if n == 0:
         raise InputError("run: the input has no rows")
-    mem = None
-    if not emulate:
-        from uefast.gpu.memory import DeviceMemory
-
-        mem = DeviceMemory()
     qd, ld = arrs[qid], arrs[label]
     qlo, qhi = _minmax(qd, n, emulate, mem)
     if qlo < 0:

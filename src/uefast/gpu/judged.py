@@ -210,10 +210,11 @@ def _kernel():
 
 
 class GpuJudged:
-    """The judged pass's results (on the host, or in GPU memory with ``to_host=False``): per query and measure ``iub``, ``reb``, ``nrel``,
-    ``idcg``; per query ``n_judged``; ``ideal`` (the sorted labels, base-offset like the judged
-    rows; positions beyond what the plan reads unspecified) and ``hist[q, v]`` (judged labels of
-    value v, labels <= 0 as 0; zero columns when the label range is too wide for the histogram)."""
+    """The judged pass's results (on the host, or in GPU memory with ``to_host=False``): per
+    query and measure ``iub``, ``reb``, ``nrel``, ``idcg``; per query ``n_judged``; ``ideal``
+    (the sorted labels, base-offset like the judged rows; positions beyond what the plan reads
+    unspecified) and ``hist[q, v]`` (judged labels of value v, labels <= 0 as 0; zero columns
+    when the label range is too wide for the histogram)."""
 
     __slots__ = ("iub", "reb", "nrel", "idcg", "n_judged", "ideal", "hist")
 
