@@ -25,6 +25,8 @@ Prints the device name, driver and library versions, then for 1 system and 8 sys
   MSLR-shaped table (``--crossover LO HI`` queries), the rows from which ``evaluate`` end to
   end from a host Arrow table is faster on the GPU than on the CPU engine, for 1 and 8
   systems, and the value to commit as ``uefast.gpu.memory.AUTO_MIN_ROWS`` (the larger);
+* the ``tukey_hsd`` crossover (:func:`tukey_crossover`): by bisection over the resamples, the
+  work (resamples x topics x systems) to commit as ``uefast.gpu.tukey.AUTO_MIN_WORK``;
 * GPU resampling: paired bootstrap sums for 28 pairs on the same topics, CPU kernel vs GPU;
   the randomised Tukey HSD null (``--tukey-resamples``, default B = 10,000, 8 systems x the
   table's topics): CPU kernel (wall and process CPU time) vs the GPU kernel alone (CUDA events,
@@ -438,6 +440,28 @@ def bisect_crossover(probe, q_lo: int, q_hi: int):
     return rows_hi, hi
 
 
+def tukey_crossover(n_topics: int, b_lo: int, b_hi: int, rounds: int, log=print):
+    """Work (resamples x topics x systems) from which ``tukey_hsd(..., backend="cuda")`` end
+    to end beats the CPU: 8 systems x ``n_topics`` topics, bisection (:func:`bisect_crossover`)
+    over ``b_lo .. b_hi`` resamples, both backends best of ``rounds`` (warmed first). Returns
+    ``(work, resamples)`` or None (the GPU lost at ``b_hi``)."""
+    from uefast.stats import tukey_hsd
+
+    x = np.random.default_rng(1).beta(2.0, 5.0, size=(n_topics, 8))
+
+    def probe(b):
+        fns = {be: (lambda be=be: tukey_hsd(x, n_resamples=b, seed=7, backend=be))
+               for be in ("cpu", "cuda")}
+        for f in fns.values():
+            f()
+        cpu, gpu = best(fns["cpu"], rounds), best(fns["cuda"], rounds)
+        log(f"  tukey_hsd 8 systems x {n_topics:,} topics, B = {b:6d}: CPU {cpu * 1e3:9.2f} ms, "
+            f"GPU {gpu * 1e3:9.2f} ms -> {'GPU' if gpu < cpu else 'CPU'}")
+        return gpu < cpu, b * n_topics * 8
+
+    return bisect_crossover(probe, b_lo, b_hi)
+
+
 def print_crossover(cuda, q_lo: int, q_hi: int, rounds: int) -> None:
     """The ``backend="auto"`` threshold to commit (:data:`uefast.gpu.memory.AUTO_MIN_ROWS`):
     the crossover for 1 and 8 systems, and the larger of the two."""
@@ -515,6 +539,13 @@ def main(argv=None) -> int:
     if not args.no_crossover:
         lo, hi = args.crossover or (20 if args.small else 50, nq)
         print_crossover(cuda, min(lo, hi), hi, args.rounds)
+        b_hi = args.tukey_resamples
+        print(f"\n== tukey_hsd backend='auto' crossover ({max(1, b_hi // 256)}..{b_hi} "
+              "resamples, bisection) ==")
+        r = tukey_crossover(nq, max(1, b_hi // 256), b_hi, args.rounds)
+        print("AUTO_MIN_WORK to commit: " + (
+            f"{r[0]:,} (B = {r[1]} x 8 systems x {nq:,} topics)" if r else
+            f"none (the GPU did not win at B = {b_hi})"))
     for k, v in resampling(cuda, nq, args.resamples, args.rounds).items():
         print(f"{k:48s} {v * 1e3:10.2f} ms")
     for k, v in tukey_phase(cuda, nq, args.tukey_resamples, args.rounds):

@@ -87,7 +87,10 @@ def test_every_phase_runs_in_the_simulator():
                  "UE + output GPU kernels + the D2H alone (events)",
                  "== backend='auto' crossover (MSLR-shaped, 2..3 queries, bisection) ==",
                  "crossover, 1 system(s): ", "crossover, 8 system(s): ",
-                 "AUTO_MIN_ROWS to commit: "):
+                 "AUTO_MIN_ROWS to commit: ",
+                 "== tukey_hsd backend='auto' crossover (1..9 resamples, bisection) ==",
+                 "tukey_hsd 8 systems x 3 topics, B =      9: CPU",
+                 "AUTO_MIN_WORK to commit: "):
         assert line in out, line
     assert out.count(" True\n") >= 2 and " False\n" not in out
     # every kernel-level phase of the counting path appears for both tables

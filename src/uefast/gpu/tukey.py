@@ -48,8 +48,9 @@ THREADS = 128
 #: Resamples per kernel launch (bounds the ``m > 8`` scratch: 16 bytes x m x LAUNCH_ROWS).
 LAUNCH_ROWS = 1 << 16
 #: ``backend="auto"`` picks the GPU from this many cell visits (resamples x topics x systems).
-#: NOT MEASURED: a placeholder. ``benchmarks/gpu_phases.py`` times the Tukey null on both
-#: backends at one size (B = 10,000) but does not search this crossover yet.
+#: NOT MEASURED: a placeholder. ``benchmarks/gpu_phases.py`` measures it: its Tukey
+#: crossover search ends with ``AUTO_MIN_WORK to commit: W``; commit W here with the device
+#: and date in ``benchmarks/RESULTS_gpu.md``.
 AUTO_MIN_WORK = 2_000_000_000
 
 _jit = nb.njit(cache=True, nogil=True)
