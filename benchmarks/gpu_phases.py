@@ -19,6 +19,14 @@ Prints the device name, driver and library versions, then for 1 system and 8 sys
   (CPU vs GPU), the systems one counting call each vs pipelined (system s+1's copy on one stream
   while system s's kernel runs on another), and ``evaluate`` from a host Arrow table vs
   ``evaluate_device`` on columns already in GPU memory (with the CPU engine beside them);
+* UE scores and the output table: on the host after copying values, IUB and REB back (the
+  old ``evaluate_device``) vs on the GPU (:mod:`uefast.gpu.output`: kernels, one copy back);
+* the ``backend="auto"`` crossover (:func:`crossover`): by bisection over sizes of the
+  MSLR-shaped table (``--crossover LO HI`` queries), the rows from which ``evaluate`` end to
+  end from a host Arrow table is faster on the GPU than on the CPU engine, for 1 and 8
+  systems, and the value to commit as ``uefast.gpu.memory.AUTO_MIN_ROWS`` (the larger);
+* the ``tukey_hsd`` crossover (:func:`tukey_crossover`): by bisection over the resamples, the
+  work (resamples x topics x systems) to commit as ``uefast.gpu.tukey.AUTO_MIN_WORK``;
 * GPU resampling: paired bootstrap sums for 28 pairs on the same topics, CPU kernel vs GPU;
   the randomised Tukey HSD null (``--tukey-resamples``, default B = 10,000, 8 systems x the
   table's topics): CPU kernel (wall and process CPU time) vs the GPU kernel alone (CUDA events,
@@ -326,6 +334,151 @@ def tukey_phase(cuda, n_topics: int, n_resamples: int, rounds: int) -> list[tupl
             (f"{tag}, p-values identical", bool(same_p))]
 
 
+def output_phase(cuda, table, rounds: int) -> list[tuple[str, float, float | None]]:
+    """UE scores and the output table, old vs new, on the values, IUB and REB of ``table``
+    already in GPU memory (as ``evaluate_device`` holds them): old, copy them to the host, UE
+    (``ue_scores``) and the table there (``_build_table``); new, the UE + assembly kernels
+    (:mod:`uefast.gpu.output`), one device-to-host copy, the Arrow table
+    (``_assemble_table``). Plus the new path's kernels alone (CUDA events). ``(label,
+    seconds, old/new ratio or None)`` rows; the two tables are checked equal."""
+    import pyarrow as pa
+
+    import uefast
+    from uefast._output import _assemble_table, _build_table, _Result
+    from uefast.gpu.memory import DeviceMemory
+    from uefast.gpu.output import assemble_columns
+    from uefast.inputs import text_array
+    from uefast.measures import parse_measures
+
+    mlist = parse_measures(MEASURES)
+    cpu = uefast.evaluate(table, measures=MEASURES)  # rows: system, query, measure
+    score_cols = [c for c in table.column_names if c.startswith("sys")]
+    ns, nm = len(score_cols), len(mlist)
+    nq = cpu.num_rows // (ns * nm)
+    col = lambda c, dt=np.float64: cpu[c].to_numpy().astype(dt).reshape(ns, nq, nm)  # noqa: E731
+    mem = DeviceMemory()
+    d = [mem.upload(np.ascontiguousarray(a)) for a in (
+        col("value"), col("iub")[0], col("reb")[0], col("n_rel", np.int64)[0],
+        col("n_judged", np.int64)[0, :, 0], col("n_docs", np.int64)[0, :, 0])]
+    mem.sync()
+    keep = np.arange(nq, dtype=np.int64)
+    systems, qids = text_array(score_cols), pa.array(keep)
+
+    def old():
+        v, iub, reb, nrel, nj, nd = (mem.to_host(x) for x in d)
+        res = _Result(systems, qids, np.repeat(np.arange(ns), nq), np.tile(keep, ns),
+                      v.reshape(ns * nq, nm), np.tile(iub, (ns, 1)), np.tile(reb, (ns, 1)),
+                      np.tile(nd, ns), np.tile(nj, ns), np.tile(nrel, (ns, 1)), {})
+        return _build_table(res, mlist, True, "zero", {})
+
+    def new():
+        out = assemble_columns(d[0], keep, *d[1:], ue=True, degenerate="zero", emulate=False,
+                               mem=mem)
+        seg = out.rows // nm
+        return _assemble_table(systems, qids, seg // nq, seg % nq, None, mlist, ns * nq,
+                               dict(out.cols), [], {}, {})
+
+    a, b = old(), new()
+    same = all(np.array_equal(a[c].to_numpy(), b[c].to_numpy()) for c in ("value", "ue_v1",
+                                                                          "ue_v2", "n_rel"))
+    t_old, t_new = best(old, rounds), best(new, rounds)
+    kern = min(event_time(cuda, lambda: assemble_columns(
+        d[0], keep, *d[1:], ue=True, degenerate="zero", emulate=False, mem=mem))
+        for _ in range(rounds))
+    return [(f"UE + output on the host ({ns * nq * nm:,} rows: D2H, ue_scores, _build_table)",
+             t_old, None),
+            ("UE + output on the GPU (kernels, one D2H, Arrow)", t_new, t_old / t_new),
+            ("UE + output GPU kernels + the D2H alone (events)", kern, None),
+            ("UE + output: GPU table equal to the host's", same, None)]
+
+
+def crossover(cuda, n_systems: int, q_lo: int, q_hi: int, rounds: int, log=print):
+    """Rows of the MSLR-shaped table (``n_systems`` score columns) from which
+    ``evaluate(..., backend="cuda")`` end to end from the host Arrow table beats the CPU engine:
+    bisection on a log scale over ``q_lo .. q_hi`` queries, each size timed best of ``rounds``
+    (both warmed first). Returns ``(rows, queries)`` of the smallest size seen where the GPU
+    won with every size above it also won, or None when it lost at ``q_hi``. The GPU's and the
+    CPU's times are printed for every size tried (``log``)."""
+    import uefast
+    from _data import mslr_table
+
+    cols = ["qid", "docid", "label", *[f"sys{j}" for j in range(n_systems)]]
+
+    def probe(nq):
+        t = mslr_table(nq).select(cols)
+        fns = {b: (lambda b=b: uefast.evaluate(t, measures=MEASURES, backend=b))
+               for b in ("cpu", "cuda")}
+        for f in fns.values():
+            f()
+        cpu, gpu = best(fns["cpu"], rounds), best(fns["cuda"], rounds)
+        log(f"  {n_systems} system(s), {nq:6d} queries, {t.num_rows:10,d} rows: CPU "
+            f"{cpu * 1e3:9.2f} ms, GPU {gpu * 1e3:9.2f} ms -> {'GPU' if gpu < cpu else 'CPU'}")
+        return gpu < cpu, t.num_rows
+
+    return bisect_crossover(probe, q_lo, q_hi)
+
+
+def bisect_crossover(probe, q_lo: int, q_hi: int):
+    """The search of :func:`crossover`: ``probe(nq) -> (gpu_won, rows)``. None when the GPU
+    loses at ``q_hi``; ``q_lo``'s ``(rows, q_lo)`` when it already wins there; else bisection
+    on a log scale (geometric midpoints) until the bracket is within 15% (or adjacent), and
+    the upper end's ``(rows, queries)``: the GPU won there, and lost at the lower end."""
+    won, rows_hi = probe(q_hi)
+    if not won:
+        return None
+    won, rows_lo = probe(q_lo)
+    if won:
+        return rows_lo, q_lo
+    lo, hi = q_lo, q_hi
+    while hi - lo > 1 and hi > 1.15 * lo:
+        mid = min(max(int(round((lo * hi) ** 0.5)), lo + 1), hi - 1)
+        won, rows = probe(mid)
+        if won:
+            hi, rows_hi = mid, rows
+        else:
+            lo = mid
+    return rows_hi, hi
+
+
+def tukey_crossover(n_topics: int, b_lo: int, b_hi: int, rounds: int, log=print):
+    """Work (resamples x topics x systems) from which ``tukey_hsd(..., backend="cuda")`` end
+    to end beats the CPU: 8 systems x ``n_topics`` topics, bisection (:func:`bisect_crossover`)
+    over ``b_lo .. b_hi`` resamples, both backends best of ``rounds`` (warmed first). Returns
+    ``(work, resamples)`` or None (the GPU lost at ``b_hi``)."""
+    from uefast.stats import tukey_hsd
+
+    x = np.random.default_rng(1).beta(2.0, 5.0, size=(n_topics, 8))
+
+    def probe(b):
+        fns = {be: (lambda be=be: tukey_hsd(x, n_resamples=b, seed=7, backend=be))
+               for be in ("cpu", "cuda")}
+        for f in fns.values():
+            f()
+        cpu, gpu = best(fns["cpu"], rounds), best(fns["cuda"], rounds)
+        log(f"  tukey_hsd 8 systems x {n_topics:,} topics, B = {b:6d}: CPU {cpu * 1e3:9.2f} ms, "
+            f"GPU {gpu * 1e3:9.2f} ms -> {'GPU' if gpu < cpu else 'CPU'}")
+        return gpu < cpu, b * n_topics * 8
+
+    return bisect_crossover(probe, b_lo, b_hi)
+
+
+def print_crossover(cuda, q_lo: int, q_hi: int, rounds: int) -> None:
+    """The ``backend="auto"`` threshold to commit (:data:`uefast.gpu.memory.AUTO_MIN_ROWS`):
+    the crossover for 1 and 8 systems, and the larger of the two."""
+    print(f"\n== backend='auto' crossover (MSLR-shaped, {q_lo}..{q_hi} queries, bisection) ==")
+    found = {}
+    for ns in (1, 8):
+        r = crossover(cuda, ns, q_lo, q_hi, rounds)
+        found[ns] = r
+        print(f"crossover, {ns} system(s): " + (
+            f"GPU faster from {r[0]:,} rows ({r[1]} queries)" if r else
+            f"GPU not faster up to {q_hi} queries"))
+    if all(found.values()):
+        print(f"AUTO_MIN_ROWS to commit: {max(r[0] for r in found.values()):,}")
+    else:
+        print("AUTO_MIN_ROWS to commit: none (the GPU did not win at the largest size)")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true",
@@ -336,6 +489,10 @@ def main(argv=None) -> int:
     ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (mult. of 4)")
     ap.add_argument("--tukey-resamples", type=int, default=10_000,
                     help="randomised Tukey HSD resamples")
+    ap.add_argument("--crossover", type=int, nargs=2, metavar=("LO", "HI"), default=None,
+                    help="queries bracketing the backend='auto' crossover search (default: "
+                         "50 .. the table's queries; --small: 20 ..)")
+    ap.add_argument("--no-crossover", action="store_true", help="skip the crossover search")
     args = ap.parse_args(argv)
     os.environ.pop("UEFAST_CUDA_EMULATE", None)
     from uefast.gpu.ranking import _device_reason
@@ -374,9 +531,21 @@ def main(argv=None) -> int:
         for k, v in phases(cuda, t, args.rounds).items():
             print(f"  {k:48s} {v:,.0f} B" if k == "H2D bytes" else f"  {k:48s} {v * 1e3:10.3f} ms")
         print("issue 27 phases, old path then new path (best of rounds):")
-        for k, v, ratio in issue27_phases(cuda, t, args.rounds):
+        for k, v, ratio in issue27_phases(cuda, t, args.rounds) + output_phase(cuda, t,
+                                                                                args.rounds):
             tail = "" if ratio is None else f"   old/new {ratio:.2f}x"
-            print(f"  {k:52s} {v * 1e3:10.3f} ms{tail}")
+            print(f"  {k:52s} {v}" if isinstance(v, bool) else
+                  f"  {k:52s} {v * 1e3:10.3f} ms{tail}")
+    if not args.no_crossover:
+        lo, hi = args.crossover or (20 if args.small else 50, nq)
+        print_crossover(cuda, min(lo, hi), hi, args.rounds)
+        b_hi = args.tukey_resamples
+        print(f"\n== tukey_hsd backend='auto' crossover ({max(1, b_hi // 256)}..{b_hi} "
+              "resamples, bisection) ==")
+        r = tukey_crossover(nq, max(1, b_hi // 256), b_hi, args.rounds)
+        print("AUTO_MIN_WORK to commit: " + (
+            f"{r[0]:,} (B = {r[1]} x 8 systems x {nq:,} topics)" if r else
+            f"none (the GPU did not win at B = {b_hi})"))
     for k, v in resampling(cuda, nq, args.resamples, args.rounds).items():
         print(f"{k:48s} {v * 1e3:10.2f} ms")
     for k, v in tukey_phase(cuda, nq, args.tukey_resamples, args.rounds):

@@ -1,5 +1,5 @@
 """Compile the new CUDA kernels to PTX (no GPU needed) -- rank by counting for int32 and int64
-score keys, the judged pass for int8 and int64 labels, the grouping radix sort, the device-input kernels, bootstrap and sign-flip resampling, the randomised Tukey HSD null -- and print the PTX sizes as JSON; exit 3 with a
+score keys, the judged pass for int8 and int64 labels, the grouping radix sort, the device-input kernels, bootstrap and sign-flip resampling, the randomised Tukey HSD null, the output assembly (UE scores) -- and print the PTX sizes as JSON; exit 3 with a
 reason on stderr where it cannot be tried here.
 
 Needs numba-cuda (the ``gpu`` extra: numba's own deprecated ``numba.cuda`` cannot type ``min``
@@ -32,6 +32,7 @@ import uefast.gpu.counting as counting  # noqa: E402
 import uefast.gpu.device_input as device_input  # noqa: E402
 import uefast.gpu.grouping as grouping  # noqa: E402
 import uefast.gpu.judged as judged  # noqa: E402
+import uefast.gpu.output as output  # noqa: E402
 import uefast.gpu.resample as resample  # noqa: E402
 import uefast.gpu.tukey as tukey  # noqa: E402
 
@@ -44,6 +45,7 @@ grouping._kernels()
 device_input._kernels()
 resample._kernels()
 tukey._kernels()
+output._kernels()
 
 
 def arr(dt, nd=1):
@@ -98,4 +100,9 @@ out["bootstrap"] = ptx(resample._boot_kernel, rsig)
 out["signflip"] = ptx(resample._flip_kernel, rsig)
 out["tukey"] = ptx(tukey._tukey_kernel, (arr(F64, 2), arr(nb.uint64), nb.uint64, I64, I64, arr(F64),
                                          arr(F64, 2), arr(I64, 2), arr(F64), arr(I64)))
+B = nb.boolean
+out["output flags"] = ptx(output._flags_kernel, (I64, I64, I64, A, arr(F64, 2), arr(F64, 2), A))
+out["output write"] = ptx(output._write_kernel,
+                          (I64, B, A, I64, I64, A, arr(F64, 3), arr(F64, 2), arr(F64, 2),
+                           arr(I64, 2), A, A, B, B, arr(F64), A))
 print(json.dumps(out))

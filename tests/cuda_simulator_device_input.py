@@ -20,6 +20,8 @@ import uefast.gpu.counting as counting  # noqa: E402
 import uefast.gpu.device_input as device_input  # noqa: E402
 import uefast.gpu.grouping as grouping  # noqa: E402
 import uefast.gpu.judged as judged  # noqa: E402
+import uefast.gpu.output as output  # noqa: E402
+import uefast.ue as ue  # noqa: E402
 from cuda_simulator_setup import python_routines  # noqa: E402
 from gpu_device_ref import compare, device_case  # noqa: E402
 
@@ -27,8 +29,9 @@ MEASURES = ["nDCG@10", "AP", "RR", "Q@10"]
 TIES = ("input", "expected", "trec_eval")
 t, cols = device_case(5, nq=5, max_docs=12)
 cpu = {ties: uefast.evaluate(t, measures=MEASURES, ties=ties) for ties in TIES}
-python_routines(grouping, counting, judged, device_input)
+python_routines(grouping, counting, judged, device_input, output, ue)
 counting.WARP_THREADS = counting.BLOCK_THREADS = judged.BLOCK_THREADS = 4
+output._THREADS = 4
 grouping.SCAN_THREADS = 8
 grouping.TILE = 7
 print(json.dumps({ties: compare(cpu[ties], device_input.evaluate_device(cols, measures=MEASURES,

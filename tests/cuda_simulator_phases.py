@@ -40,14 +40,20 @@ skernels.bootstrap_sums(np.ones((36, 3)), np.uint64(1), 1, 0, np.empty((4, 36)),
 import uefast.gpu.device_input as device_input  # noqa: E402
 import uefast.gpu.grouping as grouping  # noqa: E402
 import uefast.gpu.judged as judged  # noqa: E402
+import uefast.gpu.keys as gkeys  # noqa: E402
+import uefast.gpu.output as output  # noqa: E402
+import uefast.ue as ue  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuda_simulator_setup import python_routines  # noqa: E402
 
-python_routines(ranking, counting, resample, tukey, rng, skernels, judged, grouping, device_input)
+# gpu/keys.py's host steps too: compiled lazily after the measure modules' routines became Python
+# functions, they could not type them (a cold cache failed so)
+python_routines(ranking, counting, resample, tukey, rng, skernels, judged, grouping, device_input,
+                output, ue, gkeys)
 
 warnings.simplefilter("ignore", RuntimeWarning)
 counting.WARP_THREADS = counting.BLOCK_THREADS = resample.THREADS = tukey.THREADS = \
-    judged.BLOCK_THREADS = 4
+    judged.BLOCK_THREADS = output._THREADS = 4
 grouping.SCAN_THREADS, grouping.TILE = 8, 16
 sys.exit(gpu_phases.main(["--queries", "3", "--rounds", "1", "--resamples", "8",
-                           "--tukey-resamples", "9"]))
+                           "--tukey-resamples", "9", "--crossover", "2", "3"]))

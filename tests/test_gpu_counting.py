@@ -177,11 +177,12 @@ def test_kernel_in_cuda_simulator(threads):
 @pytest.mark.slow
 def test_kernel_compiles_to_ptx():
     """PTX (sm_90) of every new kernel: counting (int32 / int64 keys), judged pass, grouping,
-    device input, resampling (numba-cuda + NVVM; skipped with the reason otherwise). ~70 s."""
+    device input, resampling, output assembly (numba-cuda + NVVM; skipped with the reason
+    otherwise). ~70 s."""
     res = _run_script("cuda_ptx.py")
     assert set(res) == {"counting int32", "counting int64", "counting int64, int64 tie-breaks",
                         "judged int8", "judged int64",
                         "bootstrap", "signflip", "tukey", "grouping init", "grouping hist",
                         "grouping scan", "grouping scatter", "grouping starts",
-                        "device minmax", "device gather"}
+                        "device minmax", "device gather", "output flags", "output write"}
     assert min(res.values()) > 500

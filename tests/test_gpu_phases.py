@@ -31,10 +31,36 @@ def test_no_gpu_exits_with_the_reason():
     assert res.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("threshold", [1, 50, 51, 777, 10_000, 31_531, 31_532, 10**9])
+def test_crossover_bisection(threshold):
+    """The ``backend="auto"`` crossover search against a known threshold (the GPU wins from
+    ``threshold`` queries): the answer is a size where the GPU won, within 15% (or one query)
+    above the threshold; None when the GPU never wins in the range; few probes."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gpu_phases import bisect_crossover
+
+    probes = []
+
+    def probe(nq):
+        probes.append(nq)
+        return nq >= threshold, 120 * nq
+
+    r = bisect_crossover(probe, 50, 31_531)
+    if threshold > 31_531:
+        assert r is None and probes == [31_531]
+        return
+    rows, q = r
+    assert rows == 120 * q and q >= threshold
+    assert q == max(threshold, 50) or q <= max(1.15 * threshold, threshold + 1)
+    assert len(probes) <= 2 + 7
+    assert all((p >= threshold) == (p >= q) for p in probes)  # consistent with the answer
+
+
 @pytest.mark.slow
 def test_every_phase_runs_in_the_simulator():
-    """~45 s: both systems' tables, both CUDA paths, every phase (the issue-27 pairs: grouping,
-    judged pass, pipelined systems, device input), the resampling comparison."""
+    """~60 s: both systems' tables, both CUDA paths, every phase (the issue-27 pairs: grouping,
+    judged pass, pipelined systems, device input, UE + output on the device), the crossover
+    search, the resampling comparison."""
     res = subprocess.run([sys.executable, str(ROOT / "tests" / "cuda_simulator_phases.py")],
                          capture_output=True, text=True, env=_env(), timeout=900)
     if res.returncode == 3:
@@ -55,8 +81,21 @@ def test_every_phase_runs_in_the_simulator():
                  "evaluate GPU from host Arrow (ties=input)",
                  "evaluate_device, columns already on the GPU",
                  "tukey B=9 x 8 systems x 3 topics, GPU kernel (events, inputs resident)",
-                 "tukey B=9 x 8 systems x 3 topics, tukey_hsd end to end, GPU"):
+                 "tukey B=9 x 8 systems x 3 topics, tukey_hsd end to end, GPU",
+                 "UE + output on the host (",
+                 "UE + output on the GPU (kernels, one D2H, Arrow)",
+                 "UE + output GPU kernels + the D2H alone (events)",
+                 "== backend='auto' crossover (MSLR-shaped, 2..3 queries, bisection) ==",
+                 "crossover, 1 system(s): ", "crossover, 8 system(s): ",
+                 "AUTO_MIN_ROWS to commit: ",
+                 "== tukey_hsd backend='auto' crossover (1..9 resamples, bisection) ==",
+                 "tukey_hsd 8 systems x 3 topics, B =      9: CPU",
+                 "AUTO_MIN_WORK to commit: "):
         assert line in out, line
     assert out.count(" True\n") >= 2 and " False\n" not in out
     # every kernel-level phase of the counting path appears for both tables
-    assert out.count("rank+measures kernel") == 2 and out.count("old/new") == 7
+    assert out.count("rank+measures kernel") == 2 and out.count("old/new") == 9
+    # the GPU table of the output phase equals the host's, for both tables
+    assert out.count("UE + output: GPU table equal to the host's") == 2
+    # the crossover search timed both backends at each size it tried (the simulator: CPU wins)
+    assert out.count(" queries, ") >= 2 and "-> GPU" not in out

@@ -14,7 +14,8 @@ from uefast.inputs import numeric_array, string_array, text_array
 from uefast.measures import Measure
 from uefast.ue import degenerate_mask, ue_scores
 
-__all__ = ["_Result", "_build_table", "_measure_column", "_runs_take"]
+__all__ = ["_Result", "_assemble_table", "_build_table", "_dropped_list", "_measure_column",
+           "_runs_take"]
 
 
 @dataclass
@@ -66,6 +67,13 @@ def _measure_column(mlist: list[Measure], rows: int) -> pa.Array:
     return _string_array(lens, b"".join(pieces) * rows)
 
 
+def _dropped_list(systems: pa.Array, qids: pa.Array, s_idx, q_idx, m_idx,
+                  mlist: list[Measure]) -> list:
+    """``[system, qid, measure]`` of each dropped row (the ``uefast.dropped`` metadata)."""
+    return [[systems[int(s)].as_py(), qids[int(q)].as_py(), str(mlist[int(m)])]
+            for s, q, m in zip(s_idx, q_idx, m_idx)]
+
+
 def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
                  settings: dict) -> pa.Table:
     nm = len(mlist)
@@ -79,16 +87,13 @@ def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
         deg = degenerate_mask(iub, reb)
         keep = ~deg
         rows = np.flatnonzero(deg)
-        s_idx, q_idx, m_idx = res.sys_idx[rows // nm], res.q_idx[rows // nm], rows % nm
-        dropped = [[res.systems[int(s)].as_py(), res.qids[int(q)].as_py(), str(mlist[int(m)])]
-                   for s, q, m in zip(s_idx, q_idx, m_idx)]
+        dropped = _dropped_list(res.systems, res.qids, res.sys_idx[rows // nm],
+                                res.q_idx[rows // nm], rows % nm, mlist)
     if ue:
         v1, v2 = ue_scores(value, iub, reb, degenerate)
-        v1a = numeric_array(v1[keep])
-        v2a = numeric_array(v2[keep])
+        v1, v2 = v1[keep], v2[keep]
     else:
-        v1a = pa.nulls(int(keep.sum()), pa.float64())
-        v2a = v1a
+        v1 = v2 = None
     if dropped:
         sel = np.flatnonzero(keep)
         row = sel // nm
@@ -98,30 +103,53 @@ def _build_table(res: _Result, mlist: list[Measure], ue: bool, degenerate: str,
         sel = slice(None)
         m_of = None
         per_row = lambda a: np.repeat(a, nm)  # noqa: E731
+    num = {"value": value[sel], "iub": iub[sel], "reb": reb[sel], "ue_v1": v1, "ue_v2": v2,
+           "n_docs": per_row(res.n_docs), "n_judged": per_row(res.n_judged),
+           "n_rel": res.n_rel.reshape(-1)[sel]}
+    return _assemble_table(res.systems, res.qids, per_row(res.sys_idx), per_row(res.q_idx), m_of,
+                           mlist, nr, num, dropped, res.info, settings)
+
+
+def _assemble_table(systems: pa.Array, qids: pa.Array, sys_rows: np.ndarray,
+                    q_rows: np.ndarray, m_of, mlist: list[Measure], n_segments: int, num: dict,
+                    dropped: list, info: dict, settings: dict) -> pa.Table:
+    """The output table from its kept rows: ``sys_rows`` / ``q_rows`` index ``systems`` /
+    ``qids`` per row, ``m_of`` the measure per row (None: every measure in order for each of
+    ``n_segments`` segments), ``num`` the numeric columns as NumPy arrays (``ue_v1`` /
+    ``ue_v2`` None: null columns). Shared by the CPU path (:func:`_build_table`) and the GPU's
+    (:mod:`uefast.gpu.output`), so both build the same strings, types and metadata."""
+    nkept = len(num["value"])
+    if num["ue_v1"] is not None:
+        v1a, v2a = numeric_array(num["ue_v1"]), numeric_array(num["ue_v2"])
+    else:
+        v1a = pa.nulls(nkept, pa.float64())
+        v2a = v1a
     meas = text_array([str(m) for m in mlist])
+    ints = lambda k: numeric_array(np.asarray(num[k]).astype(np.int64, copy=False))  # noqa: E731
     columns = {
-        "system": _runs_take(res.systems, per_row(res.sys_idx)),
-        "qid": res.qids.take(numeric_array(per_row(res.q_idx))),
-        "measure": meas.take(numeric_array(m_of)) if m_of is not None else _measure_column(mlist, nr),
-        "value": numeric_array(value[sel]),
-        "iub": numeric_array(iub[sel]),
-        "reb": numeric_array(reb[sel]),
+        "system": _runs_take(systems, sys_rows),
+        "qid": qids.take(numeric_array(q_rows)),
+        "measure": (meas.take(numeric_array(m_of)) if m_of is not None
+                    else _measure_column(mlist, n_segments)),
+        "value": numeric_array(num["value"]),
+        "iub": numeric_array(num["iub"]),
+        "reb": numeric_array(num["reb"]),
         "ue_v1": v1a,
         "ue_v2": v2a,
-        "n_docs": numeric_array(per_row(res.n_docs).astype(np.int64, copy=False)),
-        "n_judged": numeric_array(per_row(res.n_judged).astype(np.int64, copy=False)),
-        "n_rel": numeric_array(res.n_rel.reshape(-1)[sel].astype(np.int64, copy=False)),
+        "n_docs": ints("n_docs"),
+        "n_judged": ints("n_judged"),
+        "n_rel": ints("n_rel"),
     }
     if pa.types.is_integer(columns["qid"].type):
         columns["qid"] = columns["qid"].cast(pa.int64())
     elif not pa.types.is_string(columns["qid"].type):
         columns["qid"] = columns["qid"].cast(pa.string())
-    res.info["output_rows"] = len(columns["value"])
-    res.info["dropped_degenerate_rows"] = len(dropped)
+    info["output_rows"] = len(columns["value"])
+    info["dropped_degenerate_rows"] = len(dropped)
     meta = {
         "uefast.version": __version__,
         "uefast.settings": json.dumps(settings),
-        "uefast.info": json.dumps(res.info),
+        "uefast.info": json.dumps(info),
         "uefast.dropped": json.dumps(dropped),
     }
     return pa.table(columns).replace_schema_metadata(meta)

@@ -19,33 +19,47 @@ import numpy as np
 
 from uefast.inputs import kernel_array
 
-__all__ = ["ue_scores", "degenerate_mask", "DEGENERATE_POLICIES"]
+__all__ = ["ue_scores", "ue_element", "is_degenerate", "degenerate_mask", "DEGENERATE_POLICIES"]
 
 DEGENERATE_POLICIES = ("zero", "nan", "drop")
 
 
 def degenerate_mask(iub: np.ndarray, reb: np.ndarray) -> np.ndarray:
-    """IUB - REB <= 1e-12 * max(1, IUB)."""
+    """IUB - REB <= 1e-12 * max(1, IUB) (elementwise: :func:`is_degenerate`)."""
     return (iub - reb) <= 1e-12 * np.maximum(1.0, iub)
+
+
+@nb.njit(inline="always", cache=True)
+def is_degenerate(u, r):
+    """``IUB - REB <= 1e-12 * max(1, IUB)`` for one query and measure (``u`` = IUB, ``r`` =
+    REB): :func:`degenerate_mask` of one element (the same operations)."""
+    return (u - r) <= 1e-12 * max(1.0, u)
+
+
+@nb.njit(inline="always", cache=True, error_model="numpy")
+def ue_element(x, u, r, nan_degenerate):
+    """``(V1, V2)`` of one score ``x = A`` with ``u = IUB`` and ``r = REB``: the formulas above,
+    branch-free (quotients of the branch not taken may be inf/NaN and are discarded), so the
+    CPU pass vectorises. The one definition of the UE scores: the CPU pass
+    (:func:`_ue_pass`) and the GPU output kernel (:mod:`uefast.gpu.output`) call it, so both
+    backends make the same IEEE operations in the same order (bitwise the same results)."""
+    deg = is_degenerate(u, r)
+    w1 = (x / u) * (x / (x + r))
+    w1 = min(max(w1 if (u > 0.0) & (x > 0.0) else 0.0, 0.0), 1.0)
+    w2 = (x - r) / ((u - r) if x >= r else r)
+    w2 = min(max(w2, -1.0), 1.0)
+    v1 = np.nan if deg & nan_degenerate else w1
+    v2 = (np.nan if nan_degenerate else 0.0) if deg else w2
+    return v1, v2
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def _ue_pass(a, iub, reb, nan_degenerate, v1, v2):
-    """V1, V2 of every element in one branch-free (vectorisable) pass: the formulas above, the
-    same IEEE operations in the same order as the NumPy expressions they replaced (bitwise the
-    same results); quotients of the branch not taken may be inf/NaN and are discarded."""
-    deg_v2 = np.nan if nan_degenerate else 0.0  # V2 of a degenerate query (V1: NaN or formula)
+    """V1, V2 of every element in one (vectorisable) pass of :func:`ue_element`: the same IEEE
+    operations in the same order as the NumPy expressions they replaced (bitwise the same
+    results)."""
     for i in range(a.size):
-        x = a[i]
-        u = iub[i]
-        r = reb[i]
-        deg = (u - r) <= 1e-12 * max(1.0, u)
-        w1 = (x / u) * (x / (x + r))
-        w1 = min(max(w1 if (u > 0.0) & (x > 0.0) else 0.0, 0.0), 1.0)
-        w2 = (x - r) / ((u - r) if x >= r else r)
-        w2 = min(max(w2, -1.0), 1.0)
-        v1[i] = np.nan if deg & nan_degenerate else w1
-        v2[i] = deg_v2 if deg else w2
+        v1[i], v2[i] = ue_element(a[i], iub[i], reb[i], nan_degenerate)
 
 
 def ue_scores(value: np.ndarray, iub: np.ndarray, reb: np.ndarray,

@@ -12,9 +12,11 @@ share one definition of every measure. With ``backend="cuda"`` the judged pass (
 IDCG, label histograms: :mod:`uefast.gpu.judged`) and the grouping of unclustered rows (a stable
 radix sort: :mod:`uefast.gpu.grouping`) run on the GPU too, and several score columns go through
 one pipeline that overlaps each system's upload with the previous system's kernel
-(:mod:`uefast.gpu.pipeline`); the UE scores and the output table stay on the CPU.
+(:mod:`uefast.gpu.pipeline`); the UE scores and the output table stay on the CPU there.
 :mod:`uefast.gpu.device_input`: CuPy / cuDF / ``__cuda_array_interface__`` / DLPack columns
-evaluated without a host round trip. :mod:`uefast.gpu.resample`: the paired bootstrap and
+evaluated without a host round trip, the UE scores and the output's numeric columns computed
+on the device too (:mod:`uefast.gpu.output`, one copy back); Dask-cuDF frames joined on the
+device (:mod:`uefast.gpu.partitions`). :mod:`uefast.gpu.resample`: the paired bootstrap and
 randomisation resamples on the GPU with the CPU's random streams; :mod:`uefast.gpu.tukey`: the
 randomised Tukey HSD null and its exceedance counts, likewise (``uefast.stats.tukey_hsd`` /
 ``all_pairs`` with ``backend="cuda"``). :mod:`uefast.gpu.memory`:

@@ -3,9 +3,10 @@
 CuPy arrays, cuDF columns, PyTorch CUDA tensors -- anything exposing
 ``__cuda_array_interface__`` (read in place through :func:`numba.cuda.as_cuda_array`) or DLPack
 on a CUDA device (through ``cupy.from_dlpack``) -- are evaluated LETOR style (every candidate
-judged) without copying a column to the host. What crosses to the host is O(queries), not
-O(rows): a few scalars (the qid and label ranges, the first NaN row), the segment offsets, the
-judged pass's per-query results and the values.
+judged) without copying a column to the host. What crosses to the host is a few scalars (the
+qid and label ranges, the first NaN row), the segment offsets, and the output's numeric
+columns in one copy (:mod:`uefast.gpu.output`); the judged pass's results, the sorted labels of
+the ideal ranking and the values stay on the device.
 
 On the device, in order:
 
@@ -20,7 +21,9 @@ On the device, in order:
    (:func:`gather_row`, the transform of :func:`uefast.gpu.keys.score_keys`) and the first NaN
    row (atomic min), then the rank-by-counting kernel (:mod:`uefast.gpu.counting`) on every
    non-empty segment. The tie-break key is the input row itself: the sort is stable, so within
-   a segment row order is input order (``ties="input"``, and ``"trec_eval"`` without docids).
+   a segment row order is input order (``ties="input"``, and ``"trec_eval"`` without docids);
+5. the UE scores and the output's numeric columns (:func:`uefast.gpu.output.assemble_columns`,
+   degenerate rows compacted out for ``degenerate="drop"``), copied back once.
 
 Docids are not read (``ties="trec_eval"`` with a docid column is refused: its tie order needs
 the docid bytes). Without a GPU the same steps run on host arrays: emulated
@@ -41,6 +44,7 @@ from uefast.errors import InputError
 from uefast.gpu import counting
 from uefast.gpu.grouping import counting_sort_cuda
 from uefast.gpu.judged import judged_pass_cuda
+from uefast.gpu.partitions import compute_partitions, concat_partitions, is_partitioned
 
 __all__ = ["evaluate_device", "device_column"]
 
@@ -192,8 +196,8 @@ def _columns(frame) -> dict:
         return dict(frame)
     if hasattr(frame, "columns") and hasattr(frame, "__getitem__"):
         return {str(c): frame[c] for c in frame.columns}
-    raise InputError("evaluate_device takes a mapping of column name -> device array or a "
-                     f"cuDF DataFrame, got {type(frame).__name__}")
+    raise InputError("evaluate_device takes a mapping of column name -> device array, a "
+                     f"cuDF DataFrame or a Dask-cuDF DataFrame, got {type(frame).__name__}")
 
 
 def _minmax(a, n: int, emulate: bool, mem) -> tuple[int, int]:
@@ -214,9 +218,12 @@ def evaluate_device(frame, measures=("nDCG@10", "AP"), *, ue: bool = True, ties:
     """:func:`uefast.evaluate` (LETOR style) of columns already in GPU memory, the same output
     table; see the module docstring for what runs where. ``frame``: a mapping of column name
     to device array, or a cuDF DataFrame. ``qid``: non-negative integer codes; ``label``:
-    integers; score columns (``score_columns``, default every other float64 column): float64."""
+    integers; score columns (``score_columns``, default every other float64 column): float64.
+    A Dask-cuDF DataFrame (or any Dask collection of such partitions) is computed and its
+    partitions' columns concatenated on the device (:mod:`uefast.gpu.partitions`)."""
     from uefast.engine import TIE_MODES, judged_tables, plan_measures, tables
-    from uefast.evaluate import _build_table, _Result
+    from uefast._output import _assemble_table, _dropped_list
+    from uefast.gpu.output import assemble_columns
     from uefast.gpu.ranking import _emulating, cuda_unavailable_reason
     from uefast.inputs import text_array
     from uefast.options import EvalOptions
@@ -230,7 +237,16 @@ def evaluate_device(frame, measures=("nDCG@10", "AP"), *, ue: bool = True, ties:
     mlist = list(opts.measures)
     emulate = _emulating()
     host_memory = emulate or _simulated()
-    cols = _columns(frame)
+    mem = None
+    if not emulate:
+        from uefast.gpu.memory import DeviceMemory
+
+        mem = DeviceMemory()
+    if is_partitioned(frame):  # Dask-cuDF: the partitions' columns joined on the device
+        cols = concat_partitions([_columns(p) for p in compute_partitions(frame)],
+                                 lambda o, c: device_column(o, c, host_memory), host_memory, mem)
+    else:
+        cols = _columns(frame)
     for c in (qid, label):
         if c not in cols:
             raise InputError(f"device input: no column {c!r} (columns: {sorted(cols)})")
@@ -256,11 +272,6 @@ def evaluate_device(frame, measures=("nDCG@10", "AP"), *, ue: bool = True, ties:
             raise InputError(f"score column {c!r}: float64 required, got {arrs[c].dtype}")
     if n == 0:
         raise InputError("run: the input has no rows")
-    mem = None
-    if not emulate:
-        from uefast.gpu.memory import DeviceMemory
-
-        mem = DeviceMemory()
     qd, ld = arrs[qid], arrs[label]
     qlo, qhi = _minmax(qd, n, emulate, mem)
     if qlo < 0:
@@ -281,11 +292,13 @@ def evaluate_device(frame, measures=("nDCG@10", "AP"), *, ue: bool = True, ties:
     normed = plan.normed if plan.normed is not None else np.zeros(len(mlist), np.bool_)
     jd = judged_pass_cuda(offsets, perm, True, ld, max_label, plan.kinds, plan.ks, plan.gtypes,
                           plan.rels, plan.fparams, plan.norms, plan.paper, normed,
-                          int(plan.need), int(plan.exp_gtype), 0, jt, emulate, mem)
+                          int(plan.need), int(plan.exp_gtype), 0, jt, emulate, mem,
+                          to_host=False)
     sizes = np.diff(offsets)
     keep = np.flatnonzero(sizes > 0)
-    nseg, nm = len(sizes), len(mlist)
-    ideal = (jd.ideal.astype(np.int64) if plan.keep_ideal else np.zeros(0, np.int64))
+    nseg, nm, ns = len(sizes), len(mlist), len(names)
+    # the sorted labels (int64) stay on the device for the ideal ranking
+    ideal = jd.ideal if plan.keep_ideal else np.zeros(0, np.int64)
     tabs = tables(max(int(sizes.max(initial=0)), 1))
     plan_arrays = (plan.kinds, plan.ks, plan.gtypes, plan.rels, plan.fparams, plan.norms)
     host_args = (keep.astype(np.int64), offsets, np.arange(nseg, dtype=np.int64),
@@ -295,35 +308,39 @@ def evaluate_device(frame, measures=("nDCG@10", "AP"), *, ue: bool = True, ties:
     up = [a if emulate or not isinstance(a, np.ndarray) else mem.upload(a)
           for a in (*host_args, slots)]
     keys, labs = empty(max(n, 1), np.int64), empty(max(n, 1), np.int32)
-    vals = np.empty((len(names) * len(keep), nm))
+    vals = np.zeros((ns, nseg, nm)) if emulate else mem.zeros((ns, nseg, nm), np.float64)
     tpb = counting._threads_per_block(sizes)
     for s, c in enumerate(names):
         sd = arrs[c]
         sbits = sd.view(np.int64)
         if emulate:
             first = int(_emulated_gather(perm, n, sbits, sd, ld, keys, labs))
-            out = np.zeros((nseg, nm))
-            counting._emulated(up[0], up[1], keys, perm, labs, *up[2:], *scratch, out)
+            counting._emulated(up[0], up[1], keys, perm, labs, *up[2:], *scratch, vals[s])
         else:
             fn = mem.upload(np.array([2 ** 63 - 1], np.int64))
             mem.sync()
             _kernels()[1][_blocks(n), _THREADS](perm, n, sbits, sd, ld, keys, labs, fn)
             first = int(mem.to_host(fn)[0])
             first = -1 if first == 2 ** 63 - 1 else first
-            d_out = mem.zeros((nseg, nm), np.float64)
             if len(keep):
                 counting._kernel()[len(keep), tpb](up[0], up[1], keys, perm, labs, *up[2:],
-                                                   *scratch, d_out)
-            out = mem.to_host(d_out)
+                                                   *scratch, vals[s])
         if first >= 0:
             raise InputError(f"score column {c!r}: NaN score at row {first}")
-        vals[s * len(keep):(s + 1) * len(keep)] = out[keep]
-    ns = len(names)
-    tile = lambda a: np.tile(a[keep], (ns,) + (1,) * (a.ndim - 1))  # noqa: E731
+    # UE scores and the numeric columns on the device, one copy back (gpu/output.py)
+    out = assemble_columns(vals, keep, jd.iub, jd.reb, jd.nrel, jd.n_judged, sizes, ue=ue,
+                           degenerate=degenerate, emulate=emulate, mem=mem)
+    nk = max(len(keep), 1)
+    seg = out.rows // nm
+    dseg = out.dropped // nm
+    systems, qids = text_array(names), pa.array(keep.astype(np.int64))
+    dropped = _dropped_list(systems, qids, dseg // nk, dseg % nk, out.dropped % nm, mlist)
     info = {"rows_in": n, "rows_evaluated": n, "device_input": True}
-    res = _Result(text_array(names), pa.array(keep.astype(np.int64)),
-                  np.repeat(np.arange(ns), len(keep)), np.tile(np.arange(len(keep)), ns), vals,
-                  tile(jd.iub), tile(jd.reb), tile(sizes), tile(jd.n_judged), tile(jd.nrel), info)
     settings = opts.settings("letor")
     settings["input"] = "device"
-    return _build_table(res, mlist, ue, degenerate, settings)
+    num = dict(out.cols)
+    if not ue:
+        num["ue_v1"] = num["ue_v2"] = None
+    return _assemble_table(systems, qids, seg // nk, seg % nk,
+                           out.rows % nm if dropped else None, mlist, ns * len(keep), num,
+                           dropped, info, settings)

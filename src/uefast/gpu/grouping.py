@@ -101,6 +101,18 @@ def exclusive_serial(part, m):
 
 
 @_jit
+def emulated_scan(a, m, part):
+    """What :func:`_scan_kernel` computes (``a[0:m]`` replaced by its exclusive prefix sums),
+    its threads' steps run one after another; ``part``: one slot per thread."""
+    nt = part.shape[0]
+    for t in range(nt):
+        part[t] = chunk_sum(a, m * t // nt, m * (t + 1) // nt)
+    exclusive_serial(part, nt)
+    for t in range(nt):
+        chunk_exclusive(a, m * t // nt, m * (t + 1) // nt, part[t])
+
+
+@_jit
 def segment_starts(i, keys, n, ncodes, offsets):
     """Sorted position i: at a boundary of codes (or the ends) write ``offsets[c] = i`` for every
     code c that starts here (codes absent from the input start where the next one does);
@@ -126,12 +138,7 @@ def _emulated(codes, ncodes, tile, npasses):
         hist = np.zeros(RADIX * ntiles, np.int64)
         for t in range(ntiles):
             tile_hist(t, keys, n, shift, ntiles, tile, hist)
-        m = hist.shape[0]
-        for t in range(SCAN_THREADS):
-            part[t] = chunk_sum(hist, m * t // SCAN_THREADS, m * (t + 1) // SCAN_THREADS)
-        exclusive_serial(part, SCAN_THREADS)
-        for t in range(SCAN_THREADS):
-            chunk_exclusive(hist, m * t // SCAN_THREADS, m * (t + 1) // SCAN_THREADS, part[t])
+        emulated_scan(hist, hist.shape[0], part)
         for t in range(ntiles):
             tile_scatter(t, keys, vals, n, shift, ntiles, tile, hist, ko, vo)
         keys, ko = ko, keys

@@ -210,10 +210,11 @@ def _kernel():
 
 
 class GpuJudged:
-    """The judged pass's results on the host: per query and measure ``iub``, ``reb``, ``nrel``,
-    ``idcg``; per query ``n_judged``; ``ideal`` (the sorted labels, base-offset like the judged
-    rows; positions beyond what the plan reads unspecified) and ``hist[q, v]`` (judged labels of
-    value v, labels <= 0 as 0; zero columns when the label range is too wide for the histogram)."""
+    """The judged pass's results (on the host, or in GPU memory with ``to_host=False``): per
+    query and measure ``iub``, ``reb``, ``nrel``, ``idcg``; per query ``n_judged``; ``ideal``
+    (the sorted labels, base-offset like the judged rows; positions beyond what the plan reads
+    unspecified) and ``hist[q, v]`` (judged labels of value v, labels <= 0 as 0; zero columns
+    when the label range is too wide for the histogram)."""
 
     __slots__ = ("iub", "reb", "nrel", "idcg", "n_judged", "ideal", "hist")
 
@@ -224,13 +225,14 @@ class GpuJudged:
 
 def judged_pass_cuda(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels, fparams,
                      norms, paper, normed, need, exp_gtype, n_universe, tabs, emulate: bool,
-                     mem=None) -> GpuJudged:
+                     mem=None, to_host: bool = True) -> GpuJudged:
     """The judged pass of :func:`uefast.kernels.driver.judged_pass` (same arguments, less the
     chunking and the output arrays) on the GPU, or emulated on the CPU (``emulate``).
     ``jperm`` and ``jlab`` may already be in GPU memory (read in place).
     ``mem``: the call's :class:`uefast.gpu.memory.DeviceMemory` (None: a new one). Values equal
     the CPU pass's up to floating-point contraction on the GPU (tests: within 1e-12); Np,
-    ``n_judged`` and the sorted labels exactly."""
+    ``n_judged`` and the sorted labels exactly. ``to_host`` False: the results stay in GPU
+    memory (device arrays; host arrays when emulated)."""
     joff = np.asarray(joff, np.int64)
     nq = len(joff) - 1
     nm = len(kinds)
@@ -265,6 +267,7 @@ def judged_pass_cuda(joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes,
         if nq:
             mem.sync()
             _kernel()[nq, BLOCK_THREADS](*args, *outs)
-        outs = [mem.to_host(d) for d in outs]
+        if to_host:
+            outs = [mem.to_host(d) for d in outs]
     lab, _, _, hist, iub, reb, nrel, idcg, nj = outs
     return GpuJudged(iub, reb, nrel, idcg, nj, lab[:ntot], hist)

@@ -23,9 +23,11 @@ import numpy as np
 __all__ = ["AUTO_MIN_ROWS", "BACKENDS", "choose_backend", "cupy_or_none", "DeviceMemory",
            "is_device_array"]
 
-#: Rows from which ``backend="auto"`` picks the GPU. NOT MEASURED YET: a placeholder until
-#: ``benchmarks/gpu_phases.py`` has run on GPU hardware (issue 27); set it to the size where
-#: the GPU path's end-to-end time first beats the CPU engine's.
+#: Rows from which ``backend="auto"`` picks the GPU. NOT MEASURED: a placeholder (no GPU has
+#: run the current path, issue 27). ``benchmarks/gpu_phases.py`` measures it: its crossover
+#: search ends with ``AUTO_MIN_ROWS to commit: N`` (the rows of the MSLR-shaped table from
+#: which the GPU end to end beats the CPU engine, 1 and 8 systems); commit N here with the
+#: device and date in ``benchmarks/RESULTS_gpu.md``.
 AUTO_MIN_ROWS = 1_000_000
 BACKENDS = ("cpu", "cuda", "auto")
 

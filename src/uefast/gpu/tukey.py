@@ -20,7 +20,11 @@ Kernel layout: one thread per resample (the work of a resample is a sequential s
 topics, the same for every thread; the topic row ``x[k]`` is read by all threads of a warp at
 once, a broadcast). The accumulators and, for ``m > 8``, the permutation live in per-thread
 columns of global scratch ``(m, rows)`` (coalesced across a warp) for ``m > 8``; ``m <= 8``
-keeps eight scalar accumulators (registers) and hashes one 64-bit word per two topics. The same kernel counts exceedances: ``counts[p] += [out[r] >= thr[p]]``
+keeps eight scalar accumulators (registers) and hashes one 64-bit word per two topics. The
+per-topic arithmetic is the CPU kernel's own routines (:func:`uefast.stats._kernels
+.permuted_sums8`, the unrolled eight-accumulator topic loop, and :func:`uefast.stats._kernels
+.shuffle_row`): one definition of the null for both backends. The same kernel counts
+exceedances: ``counts[p] += [out[r] >= thr[p]]``
 (integer atomics, exact), which is ``#{q*_b >= |S_i - S_j| - gamma}`` of :func:`uefast.stats
 .tukey_hsd` when ``thr`` holds its thresholds. ``UEFAST_CUDA_EMULATE=1`` runs the same per-thread
 steps on the CPU.
@@ -33,8 +37,8 @@ import numba as nb
 import numpy as np
 
 from uefast.errors import InputError
-from uefast.stats._kernels import _draw32
-from uefast.stats._rng import below, resample_key, stream_base, word
+from uefast.stats._kernels import permuted_sums8, shuffle_row
+from uefast.stats._rng import resample_key, stream_base
 
 __all__ = ["THREADS", "LAUNCH_ROWS", "AUTO_MIN_WORK", "tukey_ranges_cuda", "tukey_row_sums",
            "resolve_backend"]
@@ -44,7 +48,9 @@ THREADS = 128
 #: Resamples per kernel launch (bounds the ``m > 8`` scratch: 16 bytes x m x LAUNCH_ROWS).
 LAUNCH_ROWS = 1 << 16
 #: ``backend="auto"`` picks the GPU from this many cell visits (resamples x topics x systems).
-#: NOT MEASURED: a placeholder until ``benchmarks/gpu_phases.py`` has run on GPU hardware.
+#: NOT MEASURED: a placeholder. ``benchmarks/gpu_phases.py`` measures it: its Tukey
+#: crossover search ends with ``AUTO_MIN_WORK to commit: W``; commit W here with the device
+#: and date in ``benchmarks/RESULTS_gpu.md``.
 AUTO_MIN_WORK = 2_000_000_000
 
 _jit = nb.njit(cache=True, nogil=True)
@@ -52,35 +58,12 @@ _jit = nb.njit(cache=True, nogil=True)
 
 @_jit
 def _small_range(x, perms, key):
-    """``max_j S_j - min_j S_j`` for ``m <= 8``: one draw on ``[0, m!)`` per topic, taken two at
-    a time from each 64-bit word (low half first, as ``draw32``: one hash per two topics), and
-    eight scalar accumulators (registers; the CPU's ``_permuted_sums_small`` has the same)."""
-    n, m = x.shape
-    nn = np.uint64(perms.shape[0])
-    b = np.uint64(255)
-    low = np.uint64(0xFFFFFFFF)
-    w = np.uint64(0)
-    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
-    for k in range(n):
-        if k % 2 == 0:
-            w = word(key, k // 2)
-            c = perms[below(w & low, nn, key, k)]
-        else:
-            c = perms[below(w >> np.uint64(32), nn, key, k)]
-        a0 += x[k, c & b]
-        a1 += x[k, (c >> np.uint64(8)) & b]
-        if m > 2:
-            a2 += x[k, (c >> np.uint64(16)) & b]
-        if m > 3:
-            a3 += x[k, (c >> np.uint64(24)) & b]
-        if m > 4:
-            a4 += x[k, (c >> np.uint64(32)) & b]
-        if m > 5:
-            a5 += x[k, (c >> np.uint64(40)) & b]
-        if m > 6:
-            a6 += x[k, (c >> np.uint64(48)) & b]
-        if m > 7:
-            a7 += x[k, (c >> np.uint64(56)) & b]
+    """``max_j S_j - min_j S_j`` for ``m <= 8``: the sums of
+    :func:`uefast.stats._kernels.permuted_sums8` (the CPU kernel's own routine: eight scalar
+    accumulators in registers) with the draws made inline, one draw on ``[0, m!)`` per topic,
+    two from each 64-bit word (low half first, as ``draw32``: one hash per two topics)."""
+    m = x.shape[1]
+    a0, a1, a2, a3, a4, a5, a6, a7 = permuted_sums8(x, perms, perms, key, False)
     hi = max(a0, a1)
     lo = min(a0, a1)
     if m > 2:
@@ -101,23 +84,17 @@ def _small_range(x, perms, key):
 @_jit
 def tukey_row_sums(x, perms, key, acc, p, r):
     """``q*`` of the stream ``key`` (see the module docstring): :func:`_small_range` when the
-    permutation table ``perms`` is given (``m <= 8``), else a Fisher-Yates shuffle per topic with
-    ``acc[:, r]`` (sums) and ``p[:, r]`` (the permutation) as scratch. Returns ``max_j - min_j``
-    of the permuted column sums."""
+    permutation table ``perms`` is given (``m <= 8``), else a Fisher-Yates shuffle per topic
+    (:func:`uefast.stats._kernels.shuffle_row`, the CPU's) with ``acc[:, r]`` (sums) and
+    ``p[:, r]`` (the permutation) as scratch. Returns ``max_j - min_j`` of the permuted column
+    sums."""
     n, m = x.shape
     if perms.shape[0] > 0:
         return _small_range(x, perms, key)
     for j in range(m):
         acc[j, r] = 0.0
     for k in range(n):
-        for j in range(m):
-            p[j, r] = j
-        for i in range(m - 1, 0, -1):
-            d = k * (m - 1) + (m - 1 - i)
-            v = below(_draw32(key, d), np.uint64(i + 1), key, d)
-            t = p[i, r]
-            p[i, r] = p[v, r]
-            p[v, r] = t
+        shuffle_row(key, k, m, p, r)
         for j in range(m):
             acc[j, r] += x[k, p[j, r]]
     hi = acc[0, r]

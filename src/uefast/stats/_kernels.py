@@ -204,15 +204,32 @@ def _permutation_draws(key, n, n_perm, out):
             out[k] = m >> s32
 
 
-@njit(cache=True)
-def _permuted_sums_small(x, perms, u, acc):
-    """``acc[j] = sum_k x[k, p_k[j]]`` for ``m <= 8`` columns, ``p_k`` = byte-packed
-    ``perms[u[k]]``; accumulators live in registers, rows are added in order."""
+@njit(inline="always", cache=True)
+def permuted_sums8(x, perms, u, key, drawn):
+    """The randomised Tukey HSD null's column sums for ``m = x.shape[1] <= 8`` systems:
+    ``S_j = sum_k x[k, p_k[j]]`` for ``j < m``, rows added in topic order into eight scalar
+    accumulators (registers), returned as an 8-tuple (entries ``j >= m`` are 0). ``p_k`` is the
+    byte-packed permutation ``perms[u_k]`` (byte ``j`` = ``p_k[j]``) with
+    ``u_k = below(draw32(key, k), m!, key, k)``: read from ``u[k]`` where ``drawn`` (the CPU
+    draws them beforehand in a vectorised pass, :func:`_permutation_draws`), else drawn here,
+    two per 64-bit word (the GPU, where ``u`` is unused). Float additions only, in topic order,
+    so every target gets the same sums (nothing to reassociate or contract). One definition for
+    the CPU kernel (:func:`_permuted_sums_small`) and the GPU kernel (:mod:`uefast.gpu.tukey`);
+    inlined, so the arrays cost no reference counting per call and ``drawn`` is unswitched."""
     n, m = x.shape
+    nn = np.uint64(perms.shape[0])
     b = np.uint64(255)
+    low = np.uint64(0xFFFFFFFF)
+    w = np.uint64(0)
     a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
     for k in range(n):
-        c = perms[u[k]]
+        if drawn:
+            c = perms[u[k]]
+        elif k % 2 == 0:
+            w = word(key, k // 2)
+            c = perms[below(w & low, nn, key, k)]
+        else:
+            c = perms[below(w >> np.uint64(32), nn, key, k)]
         a0 += x[k, c & b]
         a1 += x[k, (c >> np.uint64(8)) & b]
         if m > 2:
@@ -227,8 +244,31 @@ def _permuted_sums_small(x, perms, u, acc):
             a6 += x[k, (c >> np.uint64(48)) & b]
         if m > 7:
             a7 += x[k, (c >> np.uint64(56)) & b]
-    vals = (a0, a1, a2, a3, a4, a5, a6, a7)
+    return a0, a1, a2, a3, a4, a5, a6, a7
+
+
+@njit(inline="always", cache=True)
+def shuffle_row(key, k, m, p, r):
+    """The permutation of topic ``k`` for ``m > 8`` systems, in column ``r`` of ``p`` (``m`` x
+    columns): ``p[:, r] = 0..m-1``, then Fisher-Yates, ``i = m-1 .. 1`` swapping ``p[i]`` and
+    ``p[below(draw32(key, d), i + 1, key, d)]`` with ``d = k(m-1) + (m-1-i)``. Shared by the CPU
+    kernel (one column) and the GPU kernel (a column per thread)."""
     for j in range(m):
+        p[j, r] = j
+    for i in range(m - 1, 0, -1):
+        d = k * (m - 1) + (m - 1 - i)
+        v = below(_draw32(key, d), np.uint64(i + 1), key, d)
+        t = p[i, r]
+        p[i, r] = p[v, r]
+        p[v, r] = t
+
+
+@njit(cache=True)
+def _permuted_sums_small(x, perms, u, acc):
+    """``acc[j] = sum_k x[k, p_k[j]]`` for ``m <= 8`` columns, ``p_k`` = byte-packed
+    ``perms[u[k]]`` (:func:`permuted_sums8` on the pre-drawn ``u``)."""
+    vals = permuted_sums8(x, perms, u, np.uint64(0), True)
+    for j in range(x.shape[1]):
         acc[j] = vals[j]
 
 
@@ -253,7 +293,7 @@ def _tukey_slots(s0, s1, x, perms, seed, domain, b0, out):
     n_out = out.shape[0]
     for slot in range(s0, min(s1, n_out)):
         u = np.empty(n if n_perm > 0 else 0, np.uint64)  # one scratch per slot
-        p = np.empty(m, np.int64)
+        p = np.empty((m, 1), np.int64)
         for r in range(slot, n_out, _SLOTS):
             key = resample_key(base, b0 + r)
             acc = np.zeros(m)
@@ -262,16 +302,9 @@ def _tukey_slots(s0, s1, x, perms, seed, domain, b0, out):
                 _permuted_sums_small(x, perms, u, acc)
             else:
                 for k in range(n):
+                    shuffle_row(key, k, m, p, 0)
                     for j in range(m):
-                        p[j] = j
-                    for i in range(m - 1, 0, -1):
-                        d = k * (m - 1) + (m - 1 - i)
-                        v = below(_draw32(key, d), np.uint64(i + 1), key, d)
-                        t = p[i]
-                        p[i] = p[v]
-                        p[v] = t
-                    for j in range(m):
-                        acc[j] += x[k, p[j]]
+                        acc[j] += x[k, p[j, 0]]
             out[r] = acc.max() - acc.min()
 
 
