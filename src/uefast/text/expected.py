@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
 from uefast.text import _expected_kernels as EK
@@ -119,9 +120,11 @@ def expected_overlaps(tok: Tokenized, sources: SourceIndex, src: np.ndarray, ref
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     sd = np.empty(len(uniq))
+    chunks = np.int64(min(len(g_src), 4 * nb.get_num_threads()))
     MK.mc_lcs(tok.ids, offs, tok.tok_offsets, tok.line_offsets, sources.text_order,
               sources.offsets, sources.keys, g_src, g_ref, len_off, t_len, np.int64(samples),
-              np.uint64(seed % 2**64), variant.kind == "Lsum", out, sd)
+              np.uint64(seed % 2**64), variant.kind == "Lsum", np.int64(max(len(tok.vocab), 1)),
+              chunks, out, sd)
     return out[inv], sd[inv] / np.sqrt(samples)
 
 
