@@ -27,7 +27,8 @@ import numpy as np
 import pyarrow as pa
 
 from uefast.errors import InputError
-from uefast.text.expected import DEFAULT_SAMPLES, SourceIndex, expected_overlaps
+from uefast.text.expected import (DEFAULT_SAMPLES, SourceIndex, expected_overlaps,
+                                  task_groups)
 from uefast.text.inputs import EMPTY_POLICIES, TextRows, check_text_table, read_text_table
 from uefast.text.iub import (IUB_KINDS, SCORE_CODES, greedy_mean_rouge1, iub_overlap, src_lower,
                              src_windows)
@@ -90,6 +91,7 @@ class _Rouge:
         self.len_at = self.len_c if length == "candidate" else self.len_r
         self._keys: dict = {}
         self._cache: dict = {}
+        self._groups = None
         self.src_open: dict = {}  # ROUGE-N variant -> (pairs with an open src bracket, pairs)
 
     def keys(self, n):
@@ -107,8 +109,10 @@ class _Rouge:
         uc, ur = count_units(v, self.len_c), count_units(v, self.len_r)
         values = prf(o, uc, ur, v)
         p_src = self.row_src[self.pair_row]
+        if self._groups is None:  # the (source, reference, L) tasks: the same for every variant
+            self._groups = task_groups(p_src, self.pair_ref, self.len_at)
         e_o, se = expected_overlaps(self.tok, self.sources, p_src, self.pair_ref, self.len_at, v,
-                                    samples=samples, seed=seed)
+                                    samples=samples, seed=seed, groups=self._groups)
         uc_at = count_units(v, self.len_at)
         ok = (uc_at > 0) & (ur > 0)
         factors = (np.where(ok, 1.0 / np.maximum(uc_at, 1), 0.0),
@@ -285,7 +289,8 @@ def evaluate(data, measures=("ROUGE-1", "ROUGE-2", "ROUGE-L"), *, stem: bool = F
     table = pa.table({
         "system": rows.system.take(take),
         "qid": rows.doc_id.take(take),
-        "measure": pa.array([str(m) for m in ms] * n, type=pa.string()),
+        "measure": pa.array([str(m) for m in ms], type=pa.string()).take(
+            pa.array(np.tile(np.arange(k), n))),
         "value": stack["value"],
         "iub": stack["iub"],
         "reb": stack["reb"],

@@ -256,8 +256,13 @@ def _check_unique(system: pa.Array, doc_id: pa.Array) -> None:
         enc = arr.dictionary_encode()
         codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
     key = codes[0] * (int(codes[1].max()) + 1 if len(codes[1]) else 1) + codes[1]
-    _, first, counts = np.unique(key, return_index=True, return_counts=True)
-    if len(first) == len(key):
+    if len(key) == 0:
+        return
+    top = int(key.max()) + 1
+    if top <= 8 * len(key):  # a count per possible key (no sort)
+        if int(np.bincount(key, minlength=top).max()) <= 1:
+            return
+    elif len(np.unique(key)) == len(key):
         return
     seen: dict = {}
     for i, k in enumerate(key.tolist()):
