@@ -291,57 +291,62 @@ def clipped_overlap_by_ref(ids, offs, cand, ref, order, grp_off, n, base, out):
     with a token surely absent from the reference."""
     for g in nb.prange(grp_off.size - 1):
         b = ref[order[grp_off[g]]]
-        r0 = offs[b]
-        nr = max(offs[b + 1] - r0 - n + 1, 0)
-        size = 16
-        while size < 2 * nr:
-            size *= 2
-        mask = size - 1
-        keys = np.empty(size, dtype=np.int64)
-        cnt = np.zeros(size, dtype=np.int64)
-        used = np.zeros(size, dtype=np.int64)
-        bloom = np.zeros(16, dtype=np.uint64)  # 1,024-bit filter of the reference's token ids
-        for i in range(offs[b + 1] - r0):
-            t = ids[r0 + i]
-            bloom[(t >> 6) & 15] |= np.uint64(1) << np.uint64(t & 63)
-        for i in range(nr):
-            k = _gram_key(ids, r0 + i, n, base)
-            s = _slot(k, mask)
-            while cnt[s] > 0 and keys[s] != k:
-                s = (s + 1) & mask
-            keys[s] = k
-            cnt[s] += 1
-        hit = np.empty(16, dtype=np.int64)  # slots this candidate used
-        for x in range(grp_off[g], grp_off[g + 1]):
-            p = order[x]
-            a = cand[p]
-            c0 = offs[a]
-            nc = max(offs[a + 1] - c0 - n + 1, 0)
-            o = 0
-            if nr > 0:
-                if hit.size < nc:
-                    hit = np.empty(2 * nc, dtype=np.int64)
-                for i in range(nc):
-                    absent = False  # a token not in the reference: no hit, skip the probe
-                    for j in range(n):
-                        t = ids[c0 + i + j]
-                        if (bloom[(t >> 6) & 15] >> np.uint64(t & 63)) & np.uint64(1) == 0:
-                            absent = True
-                            break
-                    if absent:
-                        continue
-                    k = _gram_key(ids, c0 + i, n, base)
-                    s = _slot(k, mask)
-                    while cnt[s] > 0 and keys[s] != k:
-                        s = (s + 1) & mask
-                    if cnt[s] > used[s]:
-                        used[s] += 1
-                        hit[o] = s
-                        o += 1
-                for i in range(o):  # reset the uses this candidate made
-                    used[hit[i]] = 0
-            out[p] = o
+        _clipped_hashed(ids, offs, cand, ids[offs[b]:offs[b + 1]], order, grp_off[g],
+                        grp_off[g + 1], n, base, out)
 
+
+@_jit
+def _clipped_hashed(ids, offs, cand, r, order, x0, x1, n, base, out):
+    """The pairs order[x0:x1], all against reference tokens r: :func:`clipped_overlap_by_ref`."""
+    nr = max(r.size - n + 1, 0)
+    size = 16
+    while size < 2 * nr:
+        size *= 2
+    mask = size - 1
+    keys = np.empty(size, dtype=np.int64)
+    cnt = np.zeros(size, dtype=np.int64)
+    used = np.zeros(size, dtype=np.int64)
+    bloom = np.zeros(16, dtype=np.uint64)  # 1,024-bit filter of the reference's token ids
+    for i in range(r.size):
+        t = r[i]
+        bloom[(t >> 6) & 15] |= np.uint64(1) << np.uint64(t & 63)
+    for i in range(nr):
+        k = _gram_key(r, i, n, base)
+        s = _slot(k, mask)
+        while cnt[s] > 0 and keys[s] != k:
+            s = (s + 1) & mask
+        keys[s] = k
+        cnt[s] += 1
+    hit = np.empty(16, dtype=np.int64)  # slots this candidate used
+    for x in range(x0, x1):
+        p = order[x]
+        a = cand[p]
+        c0 = offs[a]
+        nc = max(offs[a + 1] - c0 - n + 1, 0)
+        o = 0
+        if nr > 0:
+            if hit.size < nc:
+                hit = np.empty(2 * nc, dtype=np.int64)
+            for i in range(nc):
+                absent = False  # a token not in the reference: no hit, skip the probe
+                for j in range(n):
+                    t = ids[c0 + i + j]
+                    if (bloom[(t >> 6) & 15] >> np.uint64(t & 63)) & np.uint64(1) == 0:
+                        absent = True
+                        break
+                if absent:
+                    continue
+                k = _gram_key(ids, c0 + i, n, base)
+                s = _slot(k, mask)
+                while cnt[s] > 0 and keys[s] != k:
+                    s = (s + 1) & mask
+                if cnt[s] > used[s]:
+                    used[s] += 1
+                    hit[o] = s
+                    o += 1
+            for i in range(o):  # reset the uses this candidate made
+                used[hit[i]] = 0
+        out[p] = o
 
 @_pjit
 def lcs_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out):
@@ -402,3 +407,59 @@ def clipped1_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out
                 out[p] = o
             for i in range(r.size):
                 cnt[r[i]] = 0
+
+
+@_pjit
+def clipped2_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out):
+    """:func:`clipped_overlap_by_ref` for bigrams without hashing: a dense per-chunk id -> row
+    map numbers the reference's distinct tokens 0..k-1, so a bigram (a, b) of tokens both in
+    the reference is the cell row(a) * k + row(b) of a dense count table (the reference's
+    counts; a candidate's uses, reset after each candidate). A reference with k * k above the
+    table takes :func:`clipped_overlap_by_ref`'s hash table (``_clipped_hashed``)."""
+    n_grp = grp_off.size - 1
+    cap = 1 << 14
+    for ch in nb.prange(n_chunks):
+        row = np.full(n_vocab, -1, dtype=np.int64)
+        cnt = np.zeros(cap, dtype=np.int64)
+        used = np.zeros(cap, dtype=np.int64)
+        hit = np.empty(16, dtype=np.int64)
+        for g in range(ch * n_grp // n_chunks, (ch + 1) * n_grp // n_chunks):
+            b = ref[order[grp_off[g]]]
+            r = ids[offs[b]:offs[b + 1]]
+            k = 0
+            for i in range(r.size):
+                if row[r[i]] < 0:
+                    row[r[i]] = k
+                    k += 1
+            if k * k > cap:
+                for i in range(r.size):
+                    row[r[i]] = -1
+                _clipped_hashed(ids, offs, cand, r, order, grp_off[g], grp_off[g + 1], 2,
+                                n_vocab, out)
+                continue
+            for i in range(r.size - 1):
+                cnt[row[r[i]] * k + row[r[i + 1]]] += 1
+            for x in range(grp_off[g], grp_off[g + 1]):
+                p = order[x]
+                a = cand[p]
+                c = ids[offs[a]:offs[a + 1]]
+                if hit.size < c.size:
+                    hit = np.empty(2 * c.size, dtype=np.int64)
+                o = 0
+                prev = -1
+                for i in range(c.size):
+                    cur = row[c[i]]
+                    if prev >= 0 and cur >= 0:
+                        cell = prev * k + cur
+                        if cnt[cell] > used[cell]:
+                            used[cell] += 1
+                            hit[o] = cell
+                            o += 1
+                    prev = cur
+                for i in range(o):
+                    used[hit[i]] = 0
+                out[p] = o
+            for i in range(r.size - 1):
+                cnt[row[r[i]] * k + row[r[i + 1]]] = 0
+            for i in range(r.size):
+                row[r[i]] = -1

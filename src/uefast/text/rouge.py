@@ -129,6 +129,9 @@ def overlap_counts(tok: Tokenized, cand: np.ndarray, ref: np.ndarray, variant: V
         if variant.kind == "N" and variant.n == 1:
             K.clipped1_by_ref(tok.ids, offs, cand, ref, order, grp_off, np.int64(base), chunks,
                               out)
+        elif variant.kind == "N" and variant.n == 2:
+            K.clipped2_by_ref(tok.ids, offs, cand, ref, order, grp_off, np.int64(base), chunks,
+                              out)
         elif variant.kind == "N":
             K.clipped_overlap_by_ref(tok.ids, offs, cand, ref, order, grp_off,
                                      np.int64(variant.n), np.int64(base), out)
