@@ -102,9 +102,9 @@ def _mix(b, x):
 
 
 def _scale(b, h, n32):
-    """(h * n) >> 32 for h, n < 2**32: written as a 32 x 32 -> 64-bit multiply (one
-    instruction on x86) from the low 32 bits of h; the product is the same as in 64 bits."""
-    return b.lshr(b.mul(b.zext(b.trunc(h, _V32), _VEC), n32), _splat(32))
+    """(h * n) >> 32 for h, n < 2**32 (both known to have zero high halves, so the backend can
+    use a 32 x 32 -> 64-bit multiply; the product is the same as in 64 bits)."""
+    return b.lshr(b.mul(h, n32), _splat(32))
 
 
 @intrinsic
@@ -126,7 +126,8 @@ def draw_positions_x8(typingctx, st, npairs, n, pos):
             z = _mix(b, s)
             base = b.mul(j, _c(2 * LANES))
             b.store(_scale(b, b.lshr(z, _splat(32)), n32), _vec_at(b, pp, base), align=8)
-            b.store(_scale(b, z, n32), _vec_at(b, pp, b.add(base, _c(LANES))), align=8)
+            b.store(_scale(b, b.and_(z, _splat(0xFFFFFFFF)), n32),
+                    _vec_at(b, pp, b.add(base, _c(LANES))), align=8)
             return (s,)
 
         (s1,) = _loop(builder, _c(0), npairs_, (builder.load(stp, align=8),), body)
