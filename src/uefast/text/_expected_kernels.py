@@ -68,34 +68,56 @@ def _distinct_runs(sorted_ids):
 
 @_pjit
 def expected_overlap_1(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, lengths, out):
-    """out[x] = E[O_1] of group g at candidate length lengths[x], x in len_off[g]:len_off[g+1]."""
+    """out[x] = E[O_1] of group g at candidate length lengths[x], x in len_off[g]:len_off[g+1]:
+    sum over the reference's types w, in id order, of E[min(Bin(L, c_src(w)/N), r_w)]. A term
+    depends on (c_src(w), r_w, L) only, and many types share (c_src, r) (most occur once in
+    each text), so each distinct pair's terms are computed once per group and added for every
+    type that has it, in the same order (the same sums, bit for bit)."""
     for g in nb.prange(g_src.size):
         s = g_src[g]
         src = src_sorted[src_off[s]:src_off[s + 1]]
         n_src = src.size
         ref = np.sort(ids[offs[g_ref[g]]:offs[g_ref[g] + 1]])
         vals, cnts = _distinct_runs(ref)
-        for x in range(len_off[g], len_off[g + 1]):
+        lo = len_off[g]
+        hi = len_off[g + 1]
+        for x in range(lo, hi):
             out[x] = 0.0
         if n_src == 0:
             continue
+        # the (c_src, r) of each type; terms[u] the terms of the u-th distinct pair
+        pair_c = np.empty(vals.size, dtype=np.int64)
+        pair_r = np.empty(vals.size, dtype=np.int64)
+        terms = np.empty((vals.size, hi - lo))
+        n_pairs = 0
         for t in range(vals.size):
-            p = src_count(src, vals[t]) / n_src
-            if p == 0.0:
+            c = src_count(src, vals[t])
+            if c == 0:
                 continue
             r = cnts[t]
-            lp = math.log(p) if p < 1.0 else 0.0
-            lq = math.log1p(-p) if p < 1.0 else 0.0
-            for x in range(len_off[g], len_off[g + 1]):
-                L = lengths[x]
-                if L <= 0:
-                    continue
-                if r >= L:
-                    out[x] += L * p
-                elif p >= 1.0:
-                    out[x] += float(r)
-                else:
-                    out[x] += _min_binomial_logs(L, p, r, lp, lq)
+            u = 0
+            while u < n_pairs and (pair_c[u] != c or pair_r[u] != r):
+                u += 1
+            if u == n_pairs:
+                pair_c[u] = c
+                pair_r[u] = r
+                n_pairs += 1
+                p = c / n_src
+                lp = math.log(p) if p < 1.0 else 0.0
+                lq = math.log1p(-p) if p < 1.0 else 0.0
+                for x in range(lo, hi):
+                    L = lengths[x]
+                    if L <= 0:
+                        terms[u, x - lo] = 0.0
+                    elif r >= L:
+                        terms[u, x - lo] = L * p
+                    elif p >= 1.0:
+                        terms[u, x - lo] = float(r)
+                    else:
+                        terms[u, x - lo] = _min_binomial_logs(L, p, r, lp, lq)
+            for x in range(lo, hi):
+                if lengths[x] > 0:
+                    out[x] += terms[u, x - lo]
 
 
 @_jit
