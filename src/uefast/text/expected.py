@@ -112,22 +112,23 @@ def expected_overlaps(tok: Tokenized, sources: SourceIndex, src: np.ndarray, ref
     t_len = np.ascontiguousarray(uniq[:, 2])
     out = np.empty(len(uniq))
     offs = tok.text_offsets
+    # groups in contiguous chunks, each with its own per-id scratch of the vocabulary's size
+    n_vocab = np.int64(max(len(tok.vocab), 1))
+    chunks = np.int64(min(len(g_src), 4 * nb.get_num_threads()))
     if variant.kind == "N" and variant.n == 1:
         EK.expected_overlap_1(tok.ids, offs, sources.sorted_ids, sources.offsets, g_src, g_ref,
-                              len_off, t_len, out)
+                              len_off, t_len, n_vocab, chunks, out)
         return out[inv], None
     if variant.kind == "N":
         EK.expected_overlap_n(tok.ids, offs, sources.sorted_ids, sources.offsets, g_src, g_ref,
-                              len_off, t_len, np.int64(variant.n), out)
+                              len_off, t_len, np.int64(variant.n), n_vocab, chunks, out)
         return out[inv], None
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     sd = np.empty(len(uniq))
-    chunks = np.int64(min(len(g_src), 4 * nb.get_num_threads()))
     MK.mc_lcs(tok.ids, offs, tok.tok_offsets, tok.line_offsets, sources.text_order,
               sources.offsets, sources.keys, g_src, g_ref, len_off, t_len, np.int64(samples),
-              np.uint64(seed % 2**64), variant.kind == "Lsum", np.int64(max(len(tok.vocab), 1)),
-              chunks, out, sd)
+              np.uint64(seed % 2**64), variant.kind == "Lsum", n_vocab, chunks, out, sd)
     return out[inv], sd[inv] / np.sqrt(samples)
 
 
