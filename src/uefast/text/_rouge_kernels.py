@@ -351,22 +351,31 @@ def _clipped_hashed(ids, offs, cand, r, order, x0, x1, n, base, out):
 @_pjit
 def lcs_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out):
     """out[p] = LCS of text cand[p] and text ref[p], pairs grouped by reference as in
-    :func:`clipped_overlap_by_ref`: the reference's match masks are built once per group and a
-    candidate token finds its mask row through a dense id -> row map. Groups run in
-    ``n_chunks`` contiguous chunks, each with its own map (reset after every group)."""
+    :func:`clipped_overlap_by_ref`. Groups run in ``n_chunks`` contiguous chunks, each with its
+    own dense per-id maps (reset after every group). A reference of at most 128 tokens keeps
+    each id's match mask in one or two dense words per id (0 for an id absent from the
+    reference: the update is then the identity), so a candidate token costs one lookup and the
+    one- or two-word update; a longer one builds its masks once and maps ids to mask rows."""
     n_grp = grp_off.size - 1
     for ch in nb.prange(n_chunks):
         row = np.full(n_vocab, -1, dtype=np.int64)
+        dm0 = np.zeros(n_vocab, dtype=np.uint64)
+        dm1 = np.zeros(n_vocab, dtype=np.uint64)
         rows = np.empty(16, dtype=np.int64)
         for g in range(ch * n_grp // n_chunks, (ch + 1) * n_grp // n_chunks):
             b = ref[order[grp_off[g]]]
             r = ids[offs[b]:offs[b + 1]]
             m = r.size
+            x0 = grp_off[g]
+            x1 = grp_off[g + 1]
+            if 0 < m <= 128:
+                _lcs_group_short(ids, offs, cand, r, order, x0, x1, dm0, dm1, out)
+                continue
             u, k, masks = build_pm(r)
             for q in range(k):
                 row[u[q]] = q
             v = np.empty(max((m + 63) // 64, 1), dtype=np.uint64)
-            for x in range(grp_off[g], grp_off[g + 1]):
+            for x in range(x0, x1):
                 p = order[x]
                 a = cand[p]
                 c = ids[offs[a]:offs[a + 1]]
@@ -377,6 +386,50 @@ def lcs_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out):
                 out[p] = lcs_from_rows(rows[:c.size], m, masks, v)
             for q in range(k):
                 row[u[q]] = -1
+
+
+@_jit
+def _lcs_group_short(ids, offs, cand, r, order, x0, x1, dm0, dm1, out):
+    """LCS of the candidates order[x0:x1] against reference tokens r (1..128 of them) by the
+    one- or two-word recurrence of :func:`lcs_from_rows` (bits past m, set by a carry out of
+    bit m - 1, never reach lower bits: masked once, at the popcount); dm0/dm1 are zero on entry
+    and on exit."""
+    m = r.size
+    for q in range(m):  # each id's match mask (bit q: reference position q)
+        if q < 64:
+            dm0[r[q]] |= _ONE << np.uint64(q)
+        else:
+            dm1[r[q]] |= _ONE << np.uint64(q - 64)
+    if m <= 64:
+        top = _ALL if m == 64 else (_ONE << np.uint64(m)) - _ONE
+        for x in range(x0, x1):
+            p = order[x]
+            a = cand[p]
+            v = top
+            for i in range(offs[a], offs[a + 1]):
+                b = v & dm0[ids[i]]
+                v = (v + b) | (v & ~b)
+            out[p] = m - popcount64(v & top) if offs[a + 1] > offs[a] else 0
+    else:
+        top = _ALL if m == 128 else (_ONE << np.uint64(m - 64)) - _ONE
+        for x in range(x0, x1):
+            p = order[x]
+            a = cand[p]
+            v0 = _ALL
+            v1 = top
+            for i in range(offs[a], offs[a + 1]):
+                w = ids[i]
+                b0 = v0 & dm0[w]
+                b1 = v1 & dm1[w]
+                a0 = v0 + b0
+                carry = _ONE if a0 < v0 else _ZERO
+                v1 = (v1 + b1 + carry) | (v1 & ~b1)
+                v0 = a0 | (v0 & ~b0)
+            out[p] = (m - popcount64(v0) - popcount64(v1 & top)
+                      if offs[a + 1] > offs[a] else 0)
+    for q in range(m):
+        dm0[r[q]] = _ZERO
+        dm1[r[q]] = _ZERO
 
 
 @_pjit
