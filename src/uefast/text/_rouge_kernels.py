@@ -516,3 +516,21 @@ def clipped2_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out
                 cnt[row[r[i]] * k + row[r[i + 1]]] = 0
             for i in range(r.size):
                 row[r[i]] = -1
+
+
+@_jit
+def prf_arrays(o, uc, ur, is_ngram, out):
+    """out[0], out[1], out[2] = P, R, F of each count with rouge-score's float operations:
+    n-grams P = O/max(n_c, 1), R = O/max(n_r, 1); LCS P = O/n_c, R = O/n_r, both 0 if n_c or
+    n_r is 0; F = 2*P*R/(P+R), 0 where P + R = 0 (evaluated left to right, as in Python)."""
+    for i in range(o.size):
+        if not is_ngram and (uc[i] == 0 or ur[i] == 0):
+            p = 0.0
+            r = 0.0
+        else:
+            p = o[i] / max(uc[i], 1)
+            r = o[i] / max(ur[i], 1)
+        s = p + r
+        out[0, i] = p
+        out[1, i] = r
+        out[2, i] = 2 * p * r / s if s > 0 else 0.0

@@ -67,6 +67,7 @@ class _Rouge:
         texts = pa.concat_arrays(parts)
         self.tok = Tokenizer(stem)(texts)
         self.n_refs = n_refs
+        self._one_ref = bool((n_refs == 1).all())
         self.row_off = np.ascontiguousarray(rows.ref_offsets, dtype=np.int64)
         self.pair_row = np.repeat(np.arange(n), n_refs)
         cand_t = codes[0]
@@ -167,6 +168,8 @@ class _Rouge:
     def _mean(self, x):
         if len(self.n_refs) == 0:
             return np.zeros(0)
+        if self._one_ref:  # x[i] / 1: the values themselves
+            return np.array(x, dtype=np.float64)
         return np.add.reduceat(x, self.row_off[:-1]) / self.n_refs
 
     def _mc_max(self, v: Variant, score: str, row_len, samples: int, seed: int):
