@@ -450,11 +450,11 @@ def clipped1_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out
                 a = cand[p]
                 c = ids[offs[a]:offs[a + 1]]
                 o = 0
-                for i in range(c.size):
+                for i in range(c.size):  # branch-free: a hit is unpredictable
                     w = c[i]
-                    if used[w] < cnt[w]:
-                        used[w] += 1
-                        o += 1
+                    h = np.int32(used[w] < cnt[w])
+                    used[w] += h
+                    o += h
                 for i in range(c.size):
                     used[c[i]] = 0
                 out[p] = o
