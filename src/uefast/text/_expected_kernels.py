@@ -24,8 +24,20 @@ _pjit = nb.njit(cache=True, nogil=True, parallel=True)
 
 @_jit
 def src_count(src_sorted, w):
-    """c_src(w): occurrences of token w in the sorted source ids."""
-    return np.searchsorted(src_sorted, w, side="right") - np.searchsorted(src_sorted, w)
+    """c_src(w): occurrences of token w in the sorted source ids (the first one by binary
+    search, then a scan of the run)."""
+    a = 0
+    b = src_sorted.size
+    while a < b:
+        m = (a + b) >> 1
+        if src_sorted[m] < w:
+            a = m + 1
+        else:
+            b = m
+    e = a
+    while e < src_sorted.size and src_sorted[e] == w:
+        e += 1
+    return e - a
 
 
 @_jit
@@ -67,35 +79,74 @@ def _distinct_runs(sorted_ids):
 
 
 @_pjit
-def expected_overlap_1(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, lengths, out):
-    """out[x] = E[O_1] of group g at candidate length lengths[x], x in len_off[g]:len_off[g+1]."""
-    for g in nb.prange(g_src.size):
-        s = g_src[g]
-        src = src_sorted[src_off[s]:src_off[s + 1]]
-        n_src = src.size
-        ref = np.sort(ids[offs[g_ref[g]]:offs[g_ref[g] + 1]])
-        vals, cnts = _distinct_runs(ref)
-        for x in range(len_off[g], len_off[g + 1]):
-            out[x] = 0.0
-        if n_src == 0:
+def expected_overlap_1(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, lengths, n_vocab,
+                       n_chunks, out):
+    """out[x] = E[O_1] of group g at candidate length lengths[x], x in len_off[g]:len_off[g+1]:
+    sum over the reference's types w, in id order, of E[min(Bin(L, c_src(w)/N), r_w)]. A term
+    depends on (c_src(w), r_w, L) only, and many types share (c_src, r) (most occur once in
+    each text), so each distinct pair's terms are computed once per group and added for every
+    type that has it, in the same order (the same sums, bit for bit). Groups run in
+    ``n_chunks`` chunks, each with a dense count map of the group's source (``n_vocab`` ids)."""
+    n_grp = g_src.size
+    for ch in nb.prange(n_chunks):
+        cmap = np.zeros(n_vocab, dtype=np.int64)
+        for g in range(ch * n_grp // n_chunks, (ch + 1) * n_grp // n_chunks):
+            src = src_sorted[src_off[g_src[g]]:src_off[g_src[g] + 1]]
+            _fill(cmap, src, 1)
+            _overlap_1_group(ids[offs[g_ref[g]]:offs[g_ref[g] + 1]], src.size, cmap, lengths,
+                             len_off[g], len_off[g + 1], out)
+            _fill(cmap, src, 0)
+
+
+@_jit
+def _fill(cmap, src, add):
+    """cmap[w] = occurrences of w in src (add=1, from zero) or back to zero (add=0)."""
+    for i in range(src.size):
+        cmap[src[i]] = cmap[src[i]] + 1 if add else 0
+
+
+@_jit
+def _overlap_1_group(ref_ids, n_src, cmap, lengths, lo, hi, out):
+    """:func:`expected_overlap_1` of one group (``cmap``: the source's counts)."""
+    ref = np.sort(ref_ids)
+    vals, cnts = _distinct_runs(ref)
+    for x in range(lo, hi):
+        out[x] = 0.0
+    if n_src == 0:
+        return
+    # the (c_src, r) of each type; terms[u] the terms of the u-th distinct pair
+    pair_c = np.empty(vals.size, dtype=np.int64)
+    pair_r = np.empty(vals.size, dtype=np.int64)
+    terms = np.empty((vals.size, hi - lo))
+    n_pairs = 0
+    for t in range(vals.size):
+        c = cmap[vals[t]]
+        if c == 0:
             continue
-        for t in range(vals.size):
-            p = src_count(src, vals[t]) / n_src
-            if p == 0.0:
-                continue
-            r = cnts[t]
+        r = cnts[t]
+        u = 0
+        while u < n_pairs and (pair_c[u] != c or pair_r[u] != r):
+            u += 1
+        if u == n_pairs:
+            pair_c[u] = c
+            pair_r[u] = r
+            n_pairs += 1
+            p = c / n_src
             lp = math.log(p) if p < 1.0 else 0.0
             lq = math.log1p(-p) if p < 1.0 else 0.0
-            for x in range(len_off[g], len_off[g + 1]):
+            for x in range(lo, hi):
                 L = lengths[x]
                 if L <= 0:
-                    continue
-                if r >= L:
-                    out[x] += L * p
+                    terms[u, x - lo] = 0.0
+                elif r >= L:
+                    terms[u, x - lo] = L * p
                 elif p >= 1.0:
-                    out[x] += float(r)
+                    terms[u, x - lo] = float(r)
                 else:
-                    out[x] += _min_binomial_logs(L, p, r, lp, lq)
+                    terms[u, x - lo] = _min_binomial_logs(L, p, r, lp, lq)
+        for x in range(lo, hi):
+            if lengths[x] > 0:
+                out[x] += terms[u, x - lo]
 
 
 @_jit
@@ -212,55 +263,64 @@ def _window_heads(ref, n, windows):
 
 
 @_pjit
-def expected_overlap_n(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, lengths, n, out):
+def expected_overlap_n(ids, offs, src_sorted, src_off, g_src, g_ref, len_off, lengths, n, n_vocab,
+                       n_chunks, out):
     """out[x] = E[O_n] of group g at candidate length lengths[x] by the automaton DP, summed over
-    the distinct reference n-grams (an n-gram with a token absent from the source adds 0)."""
-    for g in nb.prange(g_src.size):
-        s = g_src[g]
-        src = src_sorted[src_off[s]:src_off[s + 1]]
-        n_src = src.size
-        ref = ids[offs[g_ref[g]]:offs[g_ref[g] + 1]]
-        lo = len_off[g]
-        hi = len_off[g + 1]
-        for x in range(lo, hi):
-            out[x] = 0.0
-        windows = ref.size - n + 1
-        if n_src == 0 or windows <= 0:
+    the distinct reference n-grams (an n-gram with a token absent from the source adds 0).
+    Groups run in ``n_chunks`` chunks, each with a dense count map of the group's source."""
+    n_grp = g_src.size
+    for ch in nb.prange(n_chunks):
+        cmap = np.zeros(n_vocab, dtype=np.int64)
+        for g in range(ch * n_grp // n_chunks, (ch + 1) * n_grp // n_chunks):
+            src = src_sorted[src_off[g_src[g]]:src_off[g_src[g] + 1]]
+            _fill(cmap, src, 1)
+            _overlap_n_group(ids[offs[g_ref[g]]:offs[g_ref[g] + 1]], src.size, cmap, lengths,
+                             len_off[g], len_off[g + 1], n, out)
+            _fill(cmap, src, 0)
+
+
+@_jit
+def _overlap_n_group(ref, n_src, cmap, lengths, lo, hi, n, out):
+    """:func:`expected_overlap_n` of one group (``cmap``: the source's counts)."""
+    for x in range(lo, hi):
+        out[x] = 0.0
+    windows = ref.size - n + 1
+    if n_src == 0 or windows <= 0:
+        return
+    pa_ = np.empty(windows)  # the simple bigrams (a, b), a != b, once in the reference
+    pb_ = np.empty(windows)
+    n_simple = 0
+    head, count = _window_heads(ref, n, windows)
+    for i in range(windows):
+        if head[i] != i:  # count g once, at its first window
             continue
-        pa_ = np.empty(windows)  # the simple bigrams (a, b), a != b, once in the reference
-        pb_ = np.empty(windows)
-        n_simple = 0
-        head, count = _window_heads(ref, n, windows)
-        for i in range(windows):
-            if head[i] != i:  # count g once, at its first window
-                continue
-            r = count[i]
-            if n == 2 and r == 1 and ref[i] != ref[i + 1]:
-                ca = src_count(src, ref[i])
-                cb = src_count(src, ref[i + 1])
-                if ca > 0 and cb > 0:
-                    pa_[n_simple] = ca / n_src
-                    pb_[n_simple] = cb / n_src
-                    n_simple += 1
-                continue
-            gram = ref[i:i + n].copy()
-            alpha = np.unique(gram)
-            probs = np.empty(alpha.size)
-            in_g = 0
-            zero = False
-            for a in range(alpha.size):
-                c = src_count(src, alpha[a])
-                if c == 0:
-                    zero = True
-                    break
-                in_g += c
-                probs[a] = c / n_src
-            if zero:
-                continue
-            q = (n_src - in_g) / n_src
-            expected_min_count(gram, r, probs, alpha, q, lengths, lo, hi, out)
-        if n_simple > 0:
-            _simple_bigrams(pa_[:n_simple], pb_[:n_simple], lengths, lo, hi, out)
+        r = count[i]
+        if n == 2 and r == 1 and ref[i] != ref[i + 1]:
+            ca = cmap[ref[i]]
+            cb = cmap[ref[i + 1]]
+            if ca > 0 and cb > 0:
+                pa_[n_simple] = ca / n_src
+                pb_[n_simple] = cb / n_src
+                n_simple += 1
+            continue
+        gram = ref[i:i + n].copy()
+        alpha = np.unique(gram)
+        probs = np.empty(alpha.size)
+        in_g = 0
+        zero = False
+        for a in range(alpha.size):
+            c = cmap[alpha[a]]
+            if c == 0:
+                zero = True
+                break
+            in_g += c
+            probs[a] = c / n_src
+        if zero:
+            continue
+        q = (n_src - in_g) / n_src
+        expected_min_count(gram, r, probs, alpha, q, lengths, lo, hi, out)
+    if n_simple > 0:
+        _simple_bigrams(pa_[:n_simple], pb_[:n_simple], lengths, lo, hi, out)
 
 
 @_jit

@@ -18,10 +18,12 @@ import numpy as np
 from uefast.text._rouge_kernels import _clipped as _clipped_keys
 from uefast.text._rouge_kernels import _ALL, _ONE, _ZERO, popcount64
 from uefast.text._rouge_kernels import build_pm, lcs_length, lsum_hits, mask_rows
+from uefast.text._mc_simd import LANES, draw_positions_x8, lcs_lengths_1w, lcs_lengths_2w
 
 _jit = nb.njit(cache=True, nogil=True)
 _pjit = nb.njit(cache=True, nogil=True, parallel=True)
 _U0 = np.uint64(0)
+_POS_LIMIT = 2**32  # the vector kernels draw positions by a 32 x 32-bit multiply
 
 
 @_jit
@@ -130,143 +132,188 @@ def _lcs_prefixes(row_of_pos, masks, m, seed, src_key, lengths, lo, hi, samples,
 
 
 @_jit
-def _lcs_prefixes_1w(row_of_pos, masks1, m, seed, src_key, lengths, lo, hi, samples, tot, tot2):
-    """:func:`_lcs_prefixes` for a reference of at most 64 tokens (one state word), with the
-    same draws: two tokens from each splitmix64 output (high half, then low half). The match
-    mask of every source position is looked up once; a token absent from the reference (row
-    -1) has mask 0, for which the update is the identity, so the loop has no branch on it.
-    The state is not masked to its m bits inside the loop: the masks have no bit at or above
-    m, and an addition carries only upwards, so bits past m (set by a carry out of bit m - 1)
-    never reach bits below m; they are masked off once per length, at the popcount. This takes
-    one operation off the loop-carried chain (and, add, or)."""
-    top = _ALL if m == 64 else (_ONE << np.uint64(m)) - _ONE
-    un = np.uint64(row_of_pos.size)
-    pos_mask = np.zeros(row_of_pos.size, dtype=np.uint64)  # each source position's mask
+def _gather_masks(pos_mask, pos, n, out):
+    """out[i] = pos_mask[pos[i]] for i < n."""
+    for i in range(n):
+        out[i] = pos_mask[pos[i]]
+
+
+@_jit
+def _pos_masks(row_of_pos, masks):
+    """The match mask of every source position (0 for a token absent from the reference)."""
+    out = np.zeros(row_of_pos.size, dtype=np.uint64)
     for i in range(row_of_pos.size):
         if row_of_pos[i] >= 0:
-            pos_mask[i] = masks1[row_of_pos[i]]
-    lo32 = np.uint64(0xFFFFFFFF)
-    s32 = np.uint64(32)
-    for d in range(samples):
-        st = _stream(seed, src_key, d)
-        z = _U0
-        v = top
-        t = 0
-        for x in range(lo, hi):
-            L = lengths[x]
-            while t < L:
-                if t & 1 == 0:
-                    st, z = _splitmix(st)
-                    b = v & pos_mask[((z >> s32) * un) >> s32]
-                    v = (v + b) | (v & ~b)
-                    t += 1
-                    if t == L:
-                        break
-                b = v & pos_mask[((z & lo32) * un) >> s32]
-                v = (v + b) | (v & ~b)
-                t += 1
-            val = float(m - popcount64(v & top))
-            tot[x] += val
-            tot2[x] += val * val
+            out[i] = masks[row_of_pos[i]]
+    return out
+
+
+@_jit
+def _add_tallies(acc1, acc2, lo, hi, tot, tot2):
+    """tot[x] += sum over lanes of acc1 (integer LCS sums: exact), tot2 likewise."""
+    for x in range(lo, hi):
+        s1 = 0
+        s2 = 0
+        for k in range(LANES):
+            s1 += acc1[(x - lo) * LANES + k]
+            s2 += acc2[(x - lo) * LANES + k]
+        tot[x] += float(s1)
+        tot2[x] += float(s2)
+
+
+@_jit
+def _lcs_prefixes_1w(row_of_pos, masks1, m, seed, src_key, lengths, lo, hi, samples, tot, tot2):
+    """:func:`_lcs_draws_1w` with the masks given by row (``masks1[row_of_pos[i]]``, -1: none)."""
+    _lcs_draws_1w(_pos_masks(row_of_pos, masks1), m, seed, src_key, lengths, lo, hi, samples,
+                  tot, tot2)
 
 
 @_jit
 def _lcs_prefixes_2w(row_of_pos, m0, m1, m, seed, src_key, lengths, lo, hi, samples, tot, tot2):
-    """:func:`_lcs_prefixes_1w` for a reference of 65..128 tokens: two state words, the add
-    carried from the low word into the high one; same draws."""
+    """:func:`_lcs_draws_2w` with the masks given by row."""
+    _lcs_draws_2w(_pos_masks(row_of_pos, m0), _pos_masks(row_of_pos, m1), m, seed, src_key,
+                  lengths, lo, hi, samples, tot, tot2)
+
+
+@_jit
+def _lcs_draws_1w(pos_mask, m, seed, src_key, lengths, lo, hi, samples, tot, tot2):
+    """:func:`_lcs_prefixes` for a reference of at most 64 tokens (one state word), with the
+    same draws, eight at a time in vector lanes (:mod:`uefast.text._mc_simd`): per block of
+    eight draws, their positions up to the largest length, the match mask of each (a source
+    token absent from the reference has mask 0, for which the update is the identity), then the
+    LCS states with a tally at every length. The state is not masked to its m bits inside the
+    loop: the masks have no bit at or above m and an addition carries only upwards, so bits
+    past m never reach bits below m; they are masked off at the popcount. Needs a source of
+    fewer than 2**32 tokens (as :func:`draw_positions`)."""
+    top = _ALL if m == 64 else (_ONE << np.uint64(m)) - _ONE
+    lmax = lengths[hi - 1] if hi > lo else 0
+    npairs = (lmax + 1) // 2
+    st = np.empty(LANES, dtype=np.uint64)
+    v = np.full(LANES, top, dtype=np.uint64)
+    pos = np.empty(max(npairs, 1) * 2 * LANES, dtype=np.uint64)
+    mk = np.empty(max(npairs, 1) * 2 * LANES, dtype=np.uint64)
+    acc1 = np.zeros((hi - lo) * LANES, dtype=np.int64)
+    acc2 = np.zeros((hi - lo) * LANES, dtype=np.int64)
+    un = np.uint64(pos_mask.size)
+    for d0 in range(0, samples, LANES):
+        for k in range(LANES):
+            st[k] = _stream(seed, src_key, d0 + k)
+        draw_positions_x8(st, npairs, un, pos)
+        _gather_masks(pos_mask, pos, lmax * LANES, mk)
+        lcs_lengths_1w(mk, lengths, lo, hi, v, top, m, min(LANES, samples - d0), acc1, acc2)
+    _add_tallies(acc1, acc2, lo, hi, tot, tot2)
+
+
+@_jit
+def _lcs_draws_2w(p0, p1, m, seed, src_key, lengths, lo, hi, samples, tot, tot2):
+    """:func:`_lcs_draws_1w` for a reference of 65..128 tokens (``p0``/``p1``: the low and high
+    mask word of each source position): two state words, the add carried from the low word
+    into the high one; same draws."""
     top = _ALL if m == 128 else (_ONE << np.uint64(m - 64)) - _ONE
-    un = np.uint64(row_of_pos.size)
-    p0 = np.zeros(row_of_pos.size, dtype=np.uint64)  # each source position's two mask words
-    p1 = np.zeros(row_of_pos.size, dtype=np.uint64)
-    for i in range(row_of_pos.size):
-        if row_of_pos[i] >= 0:
-            p0[i] = m0[row_of_pos[i]]
-            p1[i] = m1[row_of_pos[i]]
-    lo32 = np.uint64(0xFFFFFFFF)
-    s32 = np.uint64(32)
-    for d in range(samples):
-        st = _stream(seed, src_key, d)
-        z = _U0
-        v0 = _ALL
-        v1 = top
-        t = 0
-        for x in range(lo, hi):
-            L = lengths[x]
-            while t < L:
-                if t & 1 == 0:
-                    st, z = _splitmix(st)
-                    q = ((z >> s32) * un) >> s32
-                else:
-                    q = ((z & lo32) * un) >> s32
-                t += 1
-                b0 = v0 & p0[q]
-                b1 = v1 & p1[q]
-                a0 = v0 + b0
-                carry = _ONE if a0 < v0 else _ZERO
-                v1 = (v1 + b1 + carry) | (v1 & ~b1)
-                v0 = a0 | (v0 & ~b0)
-            val = float(m - popcount64(v0) - popcount64(v1 & top))
-            tot[x] += val
-            tot2[x] += val * val
+    lmax = lengths[hi - 1] if hi > lo else 0
+    npairs = (lmax + 1) // 2
+    st = np.empty(LANES, dtype=np.uint64)
+    v0 = np.full(LANES, _ALL, dtype=np.uint64)
+    v1 = np.full(LANES, top, dtype=np.uint64)
+    size = max(npairs, 1) * 2 * LANES
+    pos = np.empty(size, dtype=np.uint64)
+    mk0 = np.empty(size, dtype=np.uint64)
+    mk1 = np.empty(size, dtype=np.uint64)
+    acc1 = np.zeros((hi - lo) * LANES, dtype=np.int64)
+    acc2 = np.zeros((hi - lo) * LANES, dtype=np.int64)
+    un = np.uint64(p0.size)
+    for d0 in range(0, samples, LANES):
+        for k in range(LANES):
+            st[k] = _stream(seed, src_key, d0 + k)
+        draw_positions_x8(st, npairs, un, pos)
+        _gather_masks(p0, pos, lmax * LANES, mk0)
+        _gather_masks(p1, pos, lmax * LANES, mk1)
+        lcs_lengths_2w(mk0, mk1, lengths, lo, hi, v0, v1, top, m, min(LANES, samples - d0),
+                       acc1, acc2)
+    _add_tallies(acc1, acc2, lo, hi, tot, tot2)
+
+
+@_jit
+def _mc_group(ids, offs, tok_off, line_off, src, src_key, b, lengths, samples, seed,
+              summary_level, dm0, dm1, tot, tot2):
+    """Sums of LCS (or Lsum hits) and their squares over the draws of one (source tokens
+    ``src``, reference text b) group at ``lengths`` (sorted), into tot/tot2. ``dm0``/``dm1``:
+    zeroed per-id scratch, left zeroed."""
+    ref = ids[offs[b]:offs[b + 1]]
+    m = ref.size
+    if src.size == 0 or m == 0:
+        return
+    sent_r = tok_off[line_off[b]:line_off[b + 1] + 1] - tok_off[line_off[b]]
+    hi = lengths.size
+    if summary_level and sent_r.size > 2:  # Lsum against several reference lines, per length
+        lmax = lengths[hi - 1]
+        pos = np.empty(max(lmax, 1), dtype=np.int64)
+        cand = np.empty(max(lmax, 1), dtype=ids.dtype)
+        for d in range(samples):
+            draw_candidate(src, seed, src_key, lmax, d, pos, cand)
+            for x in range(hi):
+                L = lengths[x]
+                if L <= 0:
+                    continue
+                sent_c = np.array([0, L], dtype=np.int64)
+                val = float(lsum_hits(ref, sent_r, cand[:L], sent_c))
+                tot[x] += val
+                tot2[x] += val * val
+        return
+    # one reference line: union LCS against a one-sentence summary is the LCS
+    if m > 128 or src.size >= _POS_LIMIT:
+        u, k, masks = build_pm(ref)
+        _lcs_prefixes(mask_rows(src, u, k), masks, m, seed, src_key, lengths, 0, hi, samples,
+                      tot, tot2)
+        return
+    for q in range(m):  # each id's match mask (bit q: reference position q), as build_pm's
+        if q < 64:
+            dm0[ref[q]] |= _ONE << np.uint64(q)
+        else:
+            dm1[ref[q]] |= _ONE << np.uint64(q - 64)
+    p0 = np.empty(src.size, dtype=np.uint64)
+    for i in range(src.size):
+        p0[i] = dm0[src[i]]
+    if m <= 64:
+        _lcs_draws_1w(p0, m, seed, src_key, lengths, 0, hi, samples, tot, tot2)
+    else:
+        p1 = np.empty(src.size, dtype=np.uint64)
+        for i in range(src.size):
+            p1[i] = dm1[src[i]]
+        _lcs_draws_2w(p0, p1, m, seed, src_key, lengths, 0, hi, samples, tot, tot2)
+    for q in range(m):
+        dm0[ref[q]] = _ZERO
+        dm1[ref[q]] = _ZERO
 
 
 @_pjit
 def mc_lcs(ids, offs, tok_off, line_off, src_ids, src_off, src_keys, g_src, g_ref, len_off,
-           lengths, samples, seed, summary_level, mean, sd):
+           lengths, samples, seed, summary_level, n_vocab, n_chunks, mean, sd):
     """Monte Carlo E[LCS] (``summary_level``: Lsum hits with the random summary as one sentence)
     of group g = (source g_src[g], reference text g_ref[g]) at lengths[len_off[g]:len_off[g+1]]
     (sorted): mean and sample sd over ``samples`` draws, the length-L candidate of a draw being
     its first L tokens. A one-line reference (always for ROUGE-L) takes the incremental
-    bit-parallel LCS; Lsum against several reference lines is scored per length."""
-    for g in nb.prange(g_src.size):
-        s = g_src[g]
-        src = src_ids[src_off[s]:src_off[s + 1]]
-        b = g_ref[g]
-        ref = ids[offs[b]:offs[b + 1]]
-        lo = len_off[g]
-        hi = len_off[g + 1]
-        tot = np.zeros(hi - lo)
-        tot2 = np.zeros(hi - lo)
-        if src.size > 0 and ref.size > 0:
-            sent_r = tok_off[line_off[b]:line_off[b + 1] + 1] - tok_off[line_off[b]]
-            if (not summary_level) or sent_r.size <= 2:
-                # one reference line: union LCS against a one-sentence summary is the LCS
-                u, k, masks = build_pm(ref)
-                if ref.size <= 64:
-                    masks1 = np.zeros(k + 1, dtype=np.uint64)
-                    masks1[:k] = masks[:k, 0]
-                    _lcs_prefixes_1w(mask_rows(src, u, k), masks1, ref.size, seed,
-                                     src_keys[s], lengths[lo:hi], 0, hi - lo, samples, tot,
-                                     tot2)
-                elif ref.size <= 128:
-                    m0 = np.zeros(k + 1, dtype=np.uint64)
-                    m1 = np.zeros(k + 1, dtype=np.uint64)
-                    m0[:k] = masks[:k, 0]
-                    m1[:k] = masks[:k, 1]
-                    _lcs_prefixes_2w(mask_rows(src, u, k), m0, m1, ref.size, seed, src_keys[s],
-                                     lengths[lo:hi], 0, hi - lo, samples, tot, tot2)
-                else:
-                    _lcs_prefixes(mask_rows(src, u, k), masks, ref.size, seed, src_keys[s],
-                                  lengths[lo:hi], 0, hi - lo, samples, tot, tot2)
-            else:
-                lmax = lengths[hi - 1]
-                pos = np.empty(max(lmax, 1), dtype=np.int64)
-                cand = np.empty(max(lmax, 1), dtype=ids.dtype)
-                for d in range(samples):
-                    draw_candidate(src, seed, src_keys[s], lmax, d, pos, cand)
-                    for x in range(hi - lo):
-                        L = lengths[lo + x]
-                        if L <= 0:
-                            continue
-                        sent_c = np.array([0, L], dtype=np.int64)
-                        val = float(lsum_hits(ref, sent_r, cand[:L], sent_c))
-                        tot[x] += val
-                        tot2[x] += val * val
-        for x in range(hi - lo):
-            m = tot[x] / samples
-            mean[lo + x] = m
-            sd[lo + x] = (math.sqrt(max(tot2[x] - samples * m * m, 0.0) / (samples - 1))
-                          if samples > 1 else 0.0)
+    bit-parallel LCS; Lsum against several reference lines is scored per length. Groups run in
+    ``n_chunks`` contiguous chunks, each with its own id -> match mask maps (``n_vocab`` ids);
+    the values do not depend on the chunking."""
+    n_grp = g_src.size
+    for ch in nb.prange(n_chunks):
+        dm0 = np.zeros(n_vocab, dtype=np.uint64)
+        dm1 = np.zeros(n_vocab, dtype=np.uint64)
+        for g in range(ch * n_grp // n_chunks, (ch + 1) * n_grp // n_chunks):
+            s = g_src[g]
+            lo = len_off[g]
+            hi = len_off[g + 1]
+            tot = np.zeros(hi - lo)
+            tot2 = np.zeros(hi - lo)
+            _mc_group(ids, offs, tok_off, line_off, src_ids[src_off[s]:src_off[s + 1]],
+                      src_keys[s], g_ref[g], lengths[lo:hi], samples, seed, summary_level,
+                      dm0, dm1, tot, tot2)
+            for x in range(hi - lo):
+                mu = tot[x] / samples
+                mean[lo + x] = mu
+                sd[lo + x] = (math.sqrt(max(tot2[x] - samples * mu * mu, 0.0) / (samples - 1))
+                              if samples > 1 else 0.0)
 
 
 @_jit

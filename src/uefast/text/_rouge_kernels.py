@@ -291,77 +291,91 @@ def clipped_overlap_by_ref(ids, offs, cand, ref, order, grp_off, n, base, out):
     with a token surely absent from the reference."""
     for g in nb.prange(grp_off.size - 1):
         b = ref[order[grp_off[g]]]
-        r0 = offs[b]
-        nr = max(offs[b + 1] - r0 - n + 1, 0)
-        size = 16
-        while size < 2 * nr:
-            size *= 2
-        mask = size - 1
-        keys = np.empty(size, dtype=np.int64)
-        cnt = np.zeros(size, dtype=np.int64)
-        used = np.zeros(size, dtype=np.int64)
-        bloom = np.zeros(16, dtype=np.uint64)  # 1,024-bit filter of the reference's token ids
-        for i in range(offs[b + 1] - r0):
-            t = ids[r0 + i]
-            bloom[(t >> 6) & 15] |= np.uint64(1) << np.uint64(t & 63)
-        for i in range(nr):
-            k = _gram_key(ids, r0 + i, n, base)
-            s = _slot(k, mask)
-            while cnt[s] > 0 and keys[s] != k:
-                s = (s + 1) & mask
-            keys[s] = k
-            cnt[s] += 1
-        hit = np.empty(16, dtype=np.int64)  # slots this candidate used
-        for x in range(grp_off[g], grp_off[g + 1]):
-            p = order[x]
-            a = cand[p]
-            c0 = offs[a]
-            nc = max(offs[a + 1] - c0 - n + 1, 0)
-            o = 0
-            if nr > 0:
-                if hit.size < nc:
-                    hit = np.empty(2 * nc, dtype=np.int64)
-                for i in range(nc):
-                    absent = False  # a token not in the reference: no hit, skip the probe
-                    for j in range(n):
-                        t = ids[c0 + i + j]
-                        if (bloom[(t >> 6) & 15] >> np.uint64(t & 63)) & np.uint64(1) == 0:
-                            absent = True
-                            break
-                    if absent:
-                        continue
-                    k = _gram_key(ids, c0 + i, n, base)
-                    s = _slot(k, mask)
-                    while cnt[s] > 0 and keys[s] != k:
-                        s = (s + 1) & mask
-                    if cnt[s] > used[s]:
-                        used[s] += 1
-                        hit[o] = s
-                        o += 1
-                for i in range(o):  # reset the uses this candidate made
-                    used[hit[i]] = 0
-            out[p] = o
+        _clipped_hashed(ids, offs, cand, ids[offs[b]:offs[b + 1]], order, grp_off[g],
+                        grp_off[g + 1], n, base, out)
 
+
+@_jit
+def _clipped_hashed(ids, offs, cand, r, order, x0, x1, n, base, out):
+    """The pairs order[x0:x1], all against reference tokens r: :func:`clipped_overlap_by_ref`."""
+    nr = max(r.size - n + 1, 0)
+    size = 16
+    while size < 2 * nr:
+        size *= 2
+    mask = size - 1
+    keys = np.empty(size, dtype=np.int64)
+    cnt = np.zeros(size, dtype=np.int64)
+    used = np.zeros(size, dtype=np.int64)
+    bloom = np.zeros(16, dtype=np.uint64)  # 1,024-bit filter of the reference's token ids
+    for i in range(r.size):
+        t = r[i]
+        bloom[(t >> 6) & 15] |= np.uint64(1) << np.uint64(t & 63)
+    for i in range(nr):
+        k = _gram_key(r, i, n, base)
+        s = _slot(k, mask)
+        while cnt[s] > 0 and keys[s] != k:
+            s = (s + 1) & mask
+        keys[s] = k
+        cnt[s] += 1
+    hit = np.empty(16, dtype=np.int64)  # slots this candidate used
+    for x in range(x0, x1):
+        p = order[x]
+        a = cand[p]
+        c0 = offs[a]
+        nc = max(offs[a + 1] - c0 - n + 1, 0)
+        o = 0
+        if nr > 0:
+            if hit.size < nc:
+                hit = np.empty(2 * nc, dtype=np.int64)
+            for i in range(nc):
+                absent = False  # a token not in the reference: no hit, skip the probe
+                for j in range(n):
+                    t = ids[c0 + i + j]
+                    if (bloom[(t >> 6) & 15] >> np.uint64(t & 63)) & np.uint64(1) == 0:
+                        absent = True
+                        break
+                if absent:
+                    continue
+                k = _gram_key(ids, c0 + i, n, base)
+                s = _slot(k, mask)
+                while cnt[s] > 0 and keys[s] != k:
+                    s = (s + 1) & mask
+                if cnt[s] > used[s]:
+                    used[s] += 1
+                    hit[o] = s
+                    o += 1
+            for i in range(o):  # reset the uses this candidate made
+                used[hit[i]] = 0
+        out[p] = o
 
 @_pjit
 def lcs_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out):
     """out[p] = LCS of text cand[p] and text ref[p], pairs grouped by reference as in
-    :func:`clipped_overlap_by_ref`: the reference's match masks are built once per group and a
-    candidate token finds its mask row through a dense id -> row map. Groups run in
-    ``n_chunks`` contiguous chunks, each with its own map (reset after every group)."""
+    :func:`clipped_overlap_by_ref`. Groups run in ``n_chunks`` contiguous chunks, each with its
+    own dense per-id maps (reset after every group). A reference of at most 128 tokens keeps
+    each id's match mask in one or two dense words per id (0 for an id absent from the
+    reference: the update is then the identity), so a candidate token costs one lookup and the
+    one- or two-word update; a longer one builds its masks once and maps ids to mask rows."""
     n_grp = grp_off.size - 1
     for ch in nb.prange(n_chunks):
         row = np.full(n_vocab, -1, dtype=np.int64)
+        dm0 = np.zeros(n_vocab, dtype=np.uint64)
+        dm1 = np.zeros(n_vocab, dtype=np.uint64)
         rows = np.empty(16, dtype=np.int64)
         for g in range(ch * n_grp // n_chunks, (ch + 1) * n_grp // n_chunks):
             b = ref[order[grp_off[g]]]
             r = ids[offs[b]:offs[b + 1]]
             m = r.size
+            x0 = grp_off[g]
+            x1 = grp_off[g + 1]
+            if 0 < m <= 128:
+                _lcs_group_short(ids, offs, cand, r, order, x0, x1, dm0, dm1, out)
+                continue
             u, k, masks = build_pm(r)
             for q in range(k):
                 row[u[q]] = q
             v = np.empty(max((m + 63) // 64, 1), dtype=np.uint64)
-            for x in range(grp_off[g], grp_off[g + 1]):
+            for x in range(x0, x1):
                 p = order[x]
                 a = cand[p]
                 c = ids[offs[a]:offs[a + 1]]
@@ -372,6 +386,50 @@ def lcs_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out):
                 out[p] = lcs_from_rows(rows[:c.size], m, masks, v)
             for q in range(k):
                 row[u[q]] = -1
+
+
+@_jit
+def _lcs_group_short(ids, offs, cand, r, order, x0, x1, dm0, dm1, out):
+    """LCS of the candidates order[x0:x1] against reference tokens r (1..128 of them) by the
+    one- or two-word recurrence of :func:`lcs_from_rows` (bits past m, set by a carry out of
+    bit m - 1, never reach lower bits: masked once, at the popcount); dm0/dm1 are zero on entry
+    and on exit."""
+    m = r.size
+    for q in range(m):  # each id's match mask (bit q: reference position q)
+        if q < 64:
+            dm0[r[q]] |= _ONE << np.uint64(q)
+        else:
+            dm1[r[q]] |= _ONE << np.uint64(q - 64)
+    if m <= 64:
+        top = _ALL if m == 64 else (_ONE << np.uint64(m)) - _ONE
+        for x in range(x0, x1):
+            p = order[x]
+            a = cand[p]
+            v = top
+            for i in range(offs[a], offs[a + 1]):
+                b = v & dm0[ids[i]]
+                v = (v + b) | (v & ~b)
+            out[p] = m - popcount64(v & top) if offs[a + 1] > offs[a] else 0
+    else:
+        top = _ALL if m == 128 else (_ONE << np.uint64(m - 64)) - _ONE
+        for x in range(x0, x1):
+            p = order[x]
+            a = cand[p]
+            v0 = _ALL
+            v1 = top
+            for i in range(offs[a], offs[a + 1]):
+                w = ids[i]
+                b0 = v0 & dm0[w]
+                b1 = v1 & dm1[w]
+                a0 = v0 + b0
+                carry = _ONE if a0 < v0 else _ZERO
+                v1 = (v1 + b1 + carry) | (v1 & ~b1)
+                v0 = a0 | (v0 & ~b0)
+            out[p] = (m - popcount64(v0) - popcount64(v1 & top)
+                      if offs[a + 1] > offs[a] else 0)
+    for q in range(m):
+        dm0[r[q]] = _ZERO
+        dm1[r[q]] = _ZERO
 
 
 @_pjit
@@ -392,13 +450,87 @@ def clipped1_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out
                 a = cand[p]
                 c = ids[offs[a]:offs[a + 1]]
                 o = 0
-                for i in range(c.size):
+                for i in range(c.size):  # branch-free: a hit is unpredictable
                     w = c[i]
-                    if used[w] < cnt[w]:
-                        used[w] += 1
-                        o += 1
+                    h = np.int32(used[w] < cnt[w])
+                    used[w] += h
+                    o += h
                 for i in range(c.size):
                     used[c[i]] = 0
                 out[p] = o
             for i in range(r.size):
                 cnt[r[i]] = 0
+
+
+@_pjit
+def clipped2_by_ref(ids, offs, cand, ref, order, grp_off, n_vocab, n_chunks, out):
+    """:func:`clipped_overlap_by_ref` for bigrams without hashing: a dense per-chunk id -> row
+    map numbers the reference's distinct tokens 0..k-1, so a bigram (a, b) of tokens both in
+    the reference is the cell row(a) * k + row(b) of a dense count table (the reference's
+    counts; a candidate's uses, reset after each candidate). A reference with k * k above the
+    table takes :func:`clipped_overlap_by_ref`'s hash table (``_clipped_hashed``)."""
+    n_grp = grp_off.size - 1
+    cap = 1 << 14
+    for ch in nb.prange(n_chunks):
+        row = np.full(n_vocab, -1, dtype=np.int64)
+        cnt = np.zeros(cap, dtype=np.int64)
+        used = np.zeros(cap, dtype=np.int64)
+        hit = np.empty(16, dtype=np.int64)
+        for g in range(ch * n_grp // n_chunks, (ch + 1) * n_grp // n_chunks):
+            b = ref[order[grp_off[g]]]
+            r = ids[offs[b]:offs[b + 1]]
+            k = 0
+            for i in range(r.size):
+                if row[r[i]] < 0:
+                    row[r[i]] = k
+                    k += 1
+            if k * k > cap:
+                for i in range(r.size):
+                    row[r[i]] = -1
+                _clipped_hashed(ids, offs, cand, r, order, grp_off[g], grp_off[g + 1], 2,
+                                n_vocab, out)
+                continue
+            for i in range(r.size - 1):
+                cnt[row[r[i]] * k + row[r[i + 1]]] += 1
+            for x in range(grp_off[g], grp_off[g + 1]):
+                p = order[x]
+                a = cand[p]
+                c = ids[offs[a]:offs[a + 1]]
+                if hit.size < c.size:
+                    hit = np.empty(2 * c.size, dtype=np.int64)
+                o = 0
+                prev = -1
+                for i in range(c.size):
+                    cur = row[c[i]]
+                    if prev >= 0 and cur >= 0:
+                        cell = prev * k + cur
+                        if cnt[cell] > used[cell]:
+                            used[cell] += 1
+                            hit[o] = cell
+                            o += 1
+                    prev = cur
+                for i in range(o):
+                    used[hit[i]] = 0
+                out[p] = o
+            for i in range(r.size - 1):
+                cnt[row[r[i]] * k + row[r[i + 1]]] = 0
+            for i in range(r.size):
+                row[r[i]] = -1
+
+
+@_jit
+def prf_arrays(o, uc, ur, is_ngram, out):
+    """out[0], out[1], out[2] = P, R, F of each count with rouge-score's float operations:
+    n-grams P = O/max(n_c, 1), R = O/max(n_r, 1); LCS P = O/n_c, R = O/n_r, both 0 if n_c or
+    n_r is 0; F = 2*P*R/(P+R), 0 where P + R = 0 (evaluated left to right, as in Python)."""
+    for i in range(o.size):
+        if not is_ngram and (uc[i] == 0 or ur[i] == 0):
+            p = 0.0
+            r = 0.0
+        else:
+            p = o[i] / max(uc[i], 1)
+            r = o[i] / max(ur[i], 1)
+        s = p + r
+        out[0, i] = p
+        out[1, i] = r
+        out[2, i] = 2 * p * r / s if s > 0 else 0.0

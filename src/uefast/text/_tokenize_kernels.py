@@ -109,57 +109,62 @@ def _intern_run(data, offsets, lut, line_start, t, ids, tk, ln, line_tok, table,
         nw = 0
         cur = _U0
         nb_ = 0
-        while i <= end:
-            c = np.uint8(0)
-            stop = False
+        while True:
+            # the bytes of a token: ASCII letters and digits (lower-cased by the LUT)
+            while i < end:
+                c = lut[data[i]]
+                if c == 0:
+                    break
+                cur = (cur << np.uint64(8)) | np.uint64(c)
+                nb_ += 1
+                i += 1
+                if nb_ & 7 == 0:
+                    words[nw] = cur
+                    nw += 1
+                    cur = _U0
             newline = False
             if i < end:
                 b = data[i]
                 if b < 128:
                     i += 1
-                    c = lut[b]
                     newline = b == 10
                 else:
                     c, k, stop = _special(data, i, end)
                     i += k
-            else:
-                i += 1
-            if c != 0:
-                cur = (cur << np.uint64(8)) | np.uint64(c)
-                nb_ += 1
-                if nb_ & 7 == 0:
+                    if c != 0:
+                        cur = (cur << np.uint64(8)) | np.uint64(c)
+                        nb_ += 1
+                        if nb_ & 7 == 0:
+                            words[nw] = cur
+                            nw += 1
+                            cur = _U0
+                        if not stop:
+                            continue
+            if nb_ > 0:
+                if nb_ & 7 != 0:  # the last, partial word
                     words[nw] = cur
                     nw += 1
-                    cur = _U0
-                if not stop:
-                    continue
-            if nb_ == 0:
-                if newline:
-                    ln += 1
-                    line_tok[ln] = tk
-                continue
-            if nb_ & 7 != 0:  # the last, partial word
-                words[nw] = cur
-                nw += 1
-            s = _find(table, slot_w0, slot_nb, mask, _hash_words(words, nw, nb_), words, nw,
-                      nb_, pool, pool_off)
-            if table[s] < 0:
-                slot_w0[s] = words[0]
-                slot_nb[s] = nb_
-                o = pool_off[n_types]
-                pool[o:o + nw] = words[:nw]
-                pool_off[n_types + 1] = o + nw
-                tok_bytes[n_types] = nb_
-                table[s] = n_types
-                n_types += 1
-            ids[tk] = table[s]
-            tk += 1
-            nw = 0
-            cur = _U0
-            nb_ = 0
+                s = _find(table, slot_w0, slot_nb, mask, _hash_words(words, nw, nb_), words, nw,
+                          nb_, pool, pool_off)
+                if table[s] < 0:
+                    slot_w0[s] = words[0]
+                    slot_nb[s] = nb_
+                    o = pool_off[n_types]
+                    pool[o:o + nw] = words[:nw]
+                    pool_off[n_types + 1] = o + nw
+                    tok_bytes[n_types] = nb_
+                    table[s] = n_types
+                    n_types += 1
+                ids[tk] = table[s]
+                tk += 1
+                nw = 0
+                cur = _U0
+                nb_ = 0
             if newline:  # after the token it ends
                 ln += 1
                 line_tok[ln] = tk
+            if i >= end:
+                break
         line_tok[ln + 1] = tk
         ln += 1
         t += 1

@@ -27,7 +27,8 @@ import numpy as np
 import pyarrow as pa
 
 from uefast.errors import InputError
-from uefast.text.expected import DEFAULT_SAMPLES, SourceIndex, expected_overlaps
+from uefast.text.expected import (DEFAULT_SAMPLES, SourceIndex, expected_overlaps,
+                                  task_groups)
 from uefast.text.inputs import EMPTY_POLICIES, TextRows, check_text_table, read_text_table
 from uefast.text.iub import (IUB_KINDS, SCORE_CODES, greedy_mean_rouge1, iub_overlap, src_lower,
                              src_windows)
@@ -66,6 +67,7 @@ class _Rouge:
         texts = pa.concat_arrays(parts)
         self.tok = Tokenizer(stem)(texts)
         self.n_refs = n_refs
+        self._one_ref = bool((n_refs == 1).all())
         self.row_off = np.ascontiguousarray(rows.ref_offsets, dtype=np.int64)
         self.pair_row = np.repeat(np.arange(n), n_refs)
         cand_t = codes[0]
@@ -90,6 +92,7 @@ class _Rouge:
         self.len_at = self.len_c if length == "candidate" else self.len_r
         self._keys: dict = {}
         self._cache: dict = {}
+        self._groups = None
         self.src_open: dict = {}  # ROUGE-N variant -> (pairs with an open src bracket, pairs)
 
     def keys(self, n):
@@ -107,8 +110,10 @@ class _Rouge:
         uc, ur = count_units(v, self.len_c), count_units(v, self.len_r)
         values = prf(o, uc, ur, v)
         p_src = self.row_src[self.pair_row]
+        if self._groups is None:  # the (source, reference, L) tasks: the same for every variant
+            self._groups = task_groups(p_src, self.pair_ref, self.len_at)
         e_o, se = expected_overlaps(self.tok, self.sources, p_src, self.pair_ref, self.len_at, v,
-                                    samples=samples, seed=seed)
+                                    samples=samples, seed=seed, groups=self._groups)
         uc_at = count_units(v, self.len_at)
         ok = (uc_at > 0) & (ur > 0)
         factors = (np.where(ok, 1.0 / np.maximum(uc_at, 1), 0.0),
@@ -163,6 +168,8 @@ class _Rouge:
     def _mean(self, x):
         if len(self.n_refs) == 0:
             return np.zeros(0)
+        if self._one_ref:  # x[i] / 1: the values themselves
+            return np.array(x, dtype=np.float64)
         return np.add.reduceat(x, self.row_off[:-1]) / self.n_refs
 
     def _mc_max(self, v: Variant, score: str, row_len, samples: int, seed: int):
@@ -285,7 +292,8 @@ def evaluate(data, measures=("ROUGE-1", "ROUGE-2", "ROUGE-L"), *, stem: bool = F
     table = pa.table({
         "system": rows.system.take(take),
         "qid": rows.doc_id.take(take),
-        "measure": pa.array([str(m) for m in ms] * n, type=pa.string()),
+        "measure": pa.array([str(m) for m in ms], type=pa.string()).take(
+            pa.array(np.tile(np.arange(k), n))),
         "value": stack["value"],
         "iub": stack["iub"],
         "reb": stack["reb"],

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
 from uefast.text import _expected_kernels as EK
@@ -30,7 +31,8 @@ from uefast.text import _mc_kernels as MK
 from uefast.text.rouge import Variant
 from uefast.text.tokenize import Tokenized
 
-__all__ = ["SourceIndex", "expected_overlaps", "expected_prf", "overlap1_distribution",
+__all__ = ["SourceIndex", "expected_overlaps", "task_groups", "expected_prf",
+           "overlap1_distribution",
            "DEFAULT_SAMPLES"]
 
 DEFAULT_SAMPLES = 200
@@ -71,7 +73,7 @@ class SourceIndex:
         return cls(ids, off, keys, text_order)
 
 
-def _groups(src, ref, lengths):
+def task_groups(src, ref, lengths):
     """Distinct (src, ref, L) tasks sorted by (src, ref, L); the rows' task index; and group
     boundaries of equal (src, ref)."""
     src = np.asarray(src, dtype=np.int64)
@@ -93,35 +95,40 @@ def _groups(src, ref, lengths):
 
 def expected_overlaps(tok: Tokenized, sources: SourceIndex, src: np.ndarray, ref: np.ndarray,
                       lengths: np.ndarray, variant: Variant, *, samples: int = DEFAULT_SAMPLES,
-                      seed: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
+                      seed: int = 0, groups=None) -> tuple[np.ndarray, np.ndarray | None]:
     """Per row: E[O] (n-gram overlap, LCS or Lsum hits) of a random length-``lengths[i]``
     candidate from source ``src[i]`` (index into ``sources``) against reference text ``ref[i]``
-    (index into ``tok``). Returns (mean, standard error) -- the error ``None`` when exact."""
+    (index into ``tok``). Returns (mean, standard error) -- the error ``None`` when exact.
+    ``groups``: ``task_groups(src, ref, lengths)`` when the caller already has it (several
+    variants over the same rows)."""
     src = np.asarray(src, dtype=np.int64)
     ref = np.asarray(ref, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
     if len(src) == 0:
         return np.zeros(0), (None if variant.kind == "N" else np.zeros(0))
-    uniq, inv, len_off = _groups(src, ref, lengths)
+    uniq, inv, len_off = task_groups(src, ref, lengths) if groups is None else groups
     g_src = np.ascontiguousarray(uniq[len_off[:-1], 0])
     g_ref = np.ascontiguousarray(uniq[len_off[:-1], 1])
     t_len = np.ascontiguousarray(uniq[:, 2])
     out = np.empty(len(uniq))
     offs = tok.text_offsets
+    # groups in contiguous chunks, each with its own per-id scratch of the vocabulary's size
+    n_vocab = np.int64(max(len(tok.vocab), 1))
+    chunks = np.int64(min(len(g_src), 4 * nb.get_num_threads()))
     if variant.kind == "N" and variant.n == 1:
         EK.expected_overlap_1(tok.ids, offs, sources.sorted_ids, sources.offsets, g_src, g_ref,
-                              len_off, t_len, out)
+                              len_off, t_len, n_vocab, chunks, out)
         return out[inv], None
     if variant.kind == "N":
         EK.expected_overlap_n(tok.ids, offs, sources.sorted_ids, sources.offsets, g_src, g_ref,
-                              len_off, t_len, np.int64(variant.n), out)
+                              len_off, t_len, np.int64(variant.n), n_vocab, chunks, out)
         return out[inv], None
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     sd = np.empty(len(uniq))
     MK.mc_lcs(tok.ids, offs, tok.tok_offsets, tok.line_offsets, sources.text_order,
               sources.offsets, sources.keys, g_src, g_ref, len_off, t_len, np.int64(samples),
-              np.uint64(seed % 2**64), variant.kind == "Lsum", out, sd)
+              np.uint64(seed % 2**64), variant.kind == "Lsum", n_vocab, chunks, out, sd)
     return out[inv], sd[inv] / np.sqrt(samples)
 
 

@@ -33,7 +33,8 @@ WHAT = "text table"
 class TextRows:
     """The checked columns. Each text column is kept dictionary-encoded (its distinct texts once,
     ``large_string``, and an int64 code per element): sources and references are shared by many
-    rows, so checks and tokenising run on distinct texts only. ``ref_texts`` holds every
+    rows, so checks and tokenising run on distinct texts only. Candidates seldom repeat and are
+    kept one per row (``cand_codes`` = 0..n-1). ``ref_texts`` holds every
     reference, those of row i at ``ref_offsets[i]:ref_offsets[i+1]``."""
 
     doc_id: pa.Array
@@ -159,12 +160,13 @@ def _distinct(col: pa.Array) -> tuple[pa.Array, np.ndarray]:
     return enc.dictionary, enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def _text(col, name: str, row_of=None) -> tuple[pa.Array, np.ndarray]:
+def _text(col, name: str, row_of=None, distinct: bool = True) -> tuple[pa.Array, np.ndarray]:
     """A text column as (distinct texts as ``large_string``, int64 code per element); ``binary``
     is checked as strict UTF-8 (an error names the row: ``row_of`` maps element -> row for
     flattened lists). Encoding first means the cast and the UTF-8 check touch each distinct text
     once (a source repeated on many rows is one entry). A chunked column is not combined
-    (that would copy every repeated source)."""
+    (that would copy every repeated source). ``distinct=False`` (candidates, which seldom
+    repeat: hashing them costs more than it saves) keeps every element, code i for element i."""
     if isinstance(col, pa.ChunkedArray) and col.num_chunks == 1:
         col = col.chunk(0)
     if col.null_count:
@@ -174,7 +176,11 @@ def _text(col, name: str, row_of=None) -> tuple[pa.Array, np.ndarray]:
     is_bin = pa.types.is_binary(t) or pa.types.is_large_binary(t)
     if not is_bin and not (pa.types.is_string(t) or pa.types.is_large_string(t)):
         raise InputError(f"{WHAT}: column `{name}` must hold text (string); it is {t}")
-    values, codes = _distinct(col)
+    if distinct:
+        values, codes = _distinct(col)
+    else:
+        values = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        codes = np.arange(len(values), dtype=np.int64)
     if is_bin:
         try:
             values = values.cast(pa.large_string())
@@ -250,8 +256,13 @@ def _check_unique(system: pa.Array, doc_id: pa.Array) -> None:
         enc = arr.dictionary_encode()
         codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
     key = codes[0] * (int(codes[1].max()) + 1 if len(codes[1]) else 1) + codes[1]
-    _, first, counts = np.unique(key, return_index=True, return_counts=True)
-    if len(first) == len(key):
+    if len(key) == 0:
+        return
+    top = int(key.max()) + 1
+    if top <= 8 * len(key):  # a count per possible key (no sort)
+        if int(np.bincount(key, minlength=top).max()) <= 1:
+            return
+    elif len(np.unique(key)) == len(key):
         return
     seen: dict = {}
     for i, k in enumerate(key.tolist()):
@@ -269,7 +280,7 @@ def check_text_table(table: pa.Table, empty: str = "error") -> TextRows:
                          f"(need {list(COLUMNS)})")
     doc_id = _ids(table, "doc_id")
     system = _ids(table, "system")
-    cands, cand_codes = _text(table["candidate"], "candidate")
+    cands, cand_codes = _text(table["candidate"], "candidate", distinct=False)
     sources, src_codes = _text(table["source"], "source")
     col = table["reference"]
     if isinstance(col, pa.ChunkedArray):

@@ -129,6 +129,9 @@ def overlap_counts(tok: Tokenized, cand: np.ndarray, ref: np.ndarray, variant: V
         if variant.kind == "N" and variant.n == 1:
             K.clipped1_by_ref(tok.ids, offs, cand, ref, order, grp_off, np.int64(base), chunks,
                               out)
+        elif variant.kind == "N" and variant.n == 2:
+            K.clipped2_by_ref(tok.ids, offs, cand, ref, order, grp_off, np.int64(base), chunks,
+                              out)
         elif variant.kind == "N":
             K.clipped_overlap_by_ref(tok.ids, offs, cand, ref, order, grp_off,
                                      np.int64(variant.n), np.int64(base), out)
@@ -147,20 +150,13 @@ def prf(o, units_c, units_r, variant: Variant):
     """(P, R, F) float64 arrays from counts with rouge-score's float operations: n-grams
     P = O/max(n_c,1), R = O/max(n_r,1); LCS/Lsum P = O/L, R = O/M and all 0 if L or M is 0;
     F = 2*P*R/(P+R), 0 where P+R = 0."""
-    o = np.asarray(o, dtype=np.int64)
-    uc = np.asarray(units_c, dtype=np.int64)
-    ur = np.asarray(units_r, dtype=np.int64)
-    if variant.kind == "N":
-        p = o / np.maximum(uc, 1)
-        r = o / np.maximum(ur, 1)
-    else:
-        empty = (uc == 0) | (ur == 0)
-        p = np.where(empty, 0.0, o / np.maximum(uc, 1))
-        r = np.where(empty, 0.0, o / np.maximum(ur, 1))
-    s = p + r
-    with np.errstate(invalid="ignore", divide="ignore"):
-        f = np.where(s > 0, 2 * p * r / s, 0.0)
-    return p, r, f
+    o, uc, ur = np.broadcast_arrays(np.asarray(o, dtype=np.int64),
+                                    np.asarray(units_c, dtype=np.int64),
+                                    np.asarray(units_r, dtype=np.int64))
+    out = np.empty((3,) + o.shape)
+    K.prf_arrays(o.ravel(), uc.ravel(), ur.ravel(), variant.kind == "N",
+                 out.reshape(3, -1))
+    return out[0], out[1], out[2]
 
 
 def rouge_scores(targets: Sequence[str], predictions: Sequence[str],
