@@ -153,10 +153,9 @@ def _sort_ties_into(seg, tmp, bnd, data, s, e, w0, w1):
     dst = tmp[:m]
     in_tmp = False
     while nr > 1:
-        if in_tmp:
-            nr = _merge_runs(dst, seg, bnd, nr, data, s, e, w0, w1)
-        else:
-            nr = _merge_runs(seg, dst, bnd, nr, data, s, e, w0, w1)
+        # one call site: _merge_runs is inlined, and each copy costs compile time
+        src, out = (dst, seg) if in_tmp else (seg, dst)
+        nr = _merge_runs(src, out, bnd, nr, data, s, e, w0, w1)
         in_tmp = not in_tmp
     if in_tmp:
         for k in range(m):
@@ -238,7 +237,8 @@ def intern_rows(data, starts, ends):
             c = nu
             if nu == first.size:
                 nf = np.empty(2 * nu, np.int64)
-                nf[:nu] = first
+                for u in range(nu):  # not a slice assignment (uefast.kernels docstring)
+                    nf[u] = first[u]
                 first = nf
             first[nu] = i
             nu += 1
@@ -441,7 +441,8 @@ def run_index(buf, qs, qe, ds, de, dh, dw0, dw1, first, cnt, byr, score, nq, t_d
         a, b = cnt[u], cnt[u + 1]
         m = b - a
         seg = order[o:o + m]
-        seg[:] = byr[a:b]
+        for k in range(m):  # not a slice assignment (uefast.kernels docstring)
+            seg[k] = byr[a + k]
         o += m
         rank_rows(seg, score, tmp, bnd, buf, ds, de, dw0, dw1)
     return order, counts, rr, warm
