@@ -136,7 +136,7 @@ def _grown(a, m):
 _EOF, _NEW, _FULL, _FAIL = 0, 1, 2, 3
 
 
-@_inl
+@_jit_no_rc
 def _same(buf, a, b, k, n):
     """True if the k bytes at a equal the k bytes at b (a < b, b + k <= n), compared a word at
     a time."""
@@ -152,7 +152,7 @@ def _same(buf, a, b, k, n):
     return True
 
 
-@_inl
+@_jit_no_rc
 def _next_field(buf, e, n):
     """Start of the field after one that ends at e: e + 1 when a single separator is followed by
     a field byte (the common case, one test), else after every separator; -1 if no field
