@@ -94,3 +94,23 @@ def test_v10_complete_judged_only_unretrieved_topic_is_minus_nan(files):
     assert got[("iprec_at_recall_0.20", "2")] == "0.0000"  # lround(.6) = 1 > num_rel_ret 0
     assert got[("iprec_at_recall_0.00", "all")] == "  -nan"
     assert got[("iprec_at_recall_0.20", "all")] == "0.5000"  # (1 + 0 + 0 + 1) / 4
+
+
+def test_sort_by_score_is_a_stable_descending_sort():
+    """The run ranker's score sort (``_sort_by_score``, replacing NumPy's merge sort to compile
+    less) orders rows as ``np.argsort(-score, kind="mergesort")``: equal scores, many of them
+    here, keep their input order."""
+    import numpy as np
+
+    from uefast.io._topics import _sort_by_score
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        m = int(rng.integers(0, 70))
+        score = np.round(rng.random(80) * 4) / 4
+        score[rng.random(80) < 0.1] = -0.0
+        seg = rng.permutation(80)[:m].astype(np.int64)
+        want = seg[np.argsort(-score[seg], kind="mergesort")]
+        got = seg.copy()
+        _sort_by_score(got, score, np.empty(m + 2, np.int64))
+        np.testing.assert_array_equal(got, want)

@@ -39,13 +39,13 @@ def _pow5_table() -> np.ndarray:
 _POW5 = _pow5_table()
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True, _nrt=False)
 def _mul128(a, b):
     """The 128-bit product of two uint64 as (high, low) words (one MUL instruction)."""
     return _mulhi64(a, b), a * b
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True, _nrt=False)
 def _lz(w):
     """Leading zero bits of a nonzero uint64."""
     return np.int64(_ctlz64(w))

@@ -128,14 +128,15 @@ def _rank_block(t, m, buf, sds, sde, sh, sw0, sw1, ssc, lab, perm, tmp, bnd, dsl
 @_jit
 def _grown(a, m):
     b = np.empty(2 * a.size, a.dtype)
-    b[:m] = a[:m]
+    for i in range(m):  # a loop, not a slice assignment (uefast.kernels docstring)
+        b[i] = a[i]
     return b
 
 
 _EOF, _NEW, _FULL, _FAIL = 0, 1, 2, 3
 
 
-@_inl
+@_jit_no_rc
 def _same(buf, a, b, k, n):
     """True if the k bytes at a equal the k bytes at b (a < b, b + k <= n), compared a word at
     a time."""
@@ -151,7 +152,7 @@ def _same(buf, a, b, k, n):
     return True
 
 
-@_inl
+@_jit_no_rc
 def _next_field(buf, e, n):
     """Start of the field after one that ends at e: e + 1 when a single separator is followed by
     a field byte (the common case, one test), else after every separator; -1 if no field
@@ -356,8 +357,16 @@ def scan_rank_run(buf, f32, pow5, t_data, t_s, t_e, t_slots, t_keys, tab, soff, 
     if srt:
         return True, rel[:o], counts, rows, rs, re_, warm
     out = np.empty(o, np.int64)  # blocks into qrels topic order
+    # the blocks' topic codes are distinct (``seen``): placed by code, not sorted (np.argsort
+    # would compile NumPy's quicksort into the first command, ~0.6 s of CPU)
+    blk = np.full(nq, -1, np.int64)
+    for k in range(nblk):
+        blk[b_code[k]] = k
     p = 0
-    for k in np.argsort(b_code[:nblk]):
+    for t in range(nq):
+        k = blk[t]
+        if k < 0:
+            continue
         for j in range(b_start[k], b_end[k]):
             out[p] = rel[j]
             p += 1

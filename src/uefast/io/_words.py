@@ -36,8 +36,13 @@ __all__ = ["run_arrays", "run_result", "scan_run_words"]
 
 _U = np.uint64
 _jit = nb.njit(cache=True, nogil=True)
-# the per-word helpers are inlined at Numba IR level: as separate calls the scanner ran ~1.2x slower
-_inl = nb.njit(cache=True, nogil=True, inline="always")
+# the per-word helpers: separate Numba functions, which LLVM inlines into their callers when it
+# links them. They were inlined at Numba IR level (``inline="always"``; "as separate calls the
+# scanner ran ~1.2x slower", measured then), but every IR-level copy is typed and lowered again:
+# with the helpers of io/_floatparse and io/_topics, ~5 s of CPU of the first-ever
+# ``uefast trec_eval`` (benchmarks/RESULTS_startup.md, with the warm cost). They allocate
+# nothing: no reference counting.
+_inl = nb.njit(cache=True, nogil=True, _nrt=False)
 # allocates nothing, runs per line: no reference counting (see uefast.io._hashtab._no_rc)
 _jit_no_rc = nb.njit(cache=True, nogil=True, _nrt=False)
 _HI = _U(0x8080808080808080)
@@ -230,7 +235,7 @@ def _docno_key_words(buf, s, e, n):
     return h ^ (h >> _U(32)), w0, w1
 
 
-@nb.njit(cache=True, nogil=True, _nrt=False, inline="always")
+@nb.njit(cache=True, nogil=True, _nrt=False)
 def _docno_key(buf, s, e, n):
     """:func:`_docno_key_words` (the same key), for docnos of up to 16 bytes without a loop or a
     branch on the length: both 8-byte words loaded, both hash steps computed, the length choosing

@@ -283,7 +283,17 @@ def kernel_set(kinds) -> int:
 
 
 def _rebound(fn, names):
-    """A copy of the Python function ``fn`` whose global names ``names`` (a dict) are rebound."""
+    """A copy of the Python function ``fn`` whose global names ``names`` (a dict) are rebound.
+    Every global of ``fn`` that is a family-guarded function of :mod:`uefast.kernels.dispatch`
+    must be among them: one left bound to the module's copy (``FAMS`` = every family) would make
+    the kernel compile every registered family's routines (2026-11-27: 35 s instead of ~19 s for
+    the first ``uefast evaluate``, after ``segment_measures`` started calling the dispatch itself)."""
+    for name in fn.__code__.co_names:
+        obj = fn.__globals__.get(name)
+        if (name not in names and getattr(obj, "py_func", None) is not None
+                and obj.py_func.__module__ == dispatch.__name__
+                and "FAMS" in obj.py_func.__code__.co_names):
+            raise RuntimeError(f"{fn.__qualname__} calls {name} of every family: rebind it")
     g = dict(fn.__globals__)
     g.update(names)
     return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
@@ -313,11 +323,13 @@ def chunk_kernels(fams: int):
     fset = {"FAMS": fams}
     plain = _inlined(dispatch.measure_plain, fset)
     tied = _inlined(dispatch.measure_tied, fset)  # a call in the full dispatch; inlined here
-    one = _inlined(segment.segment_measure, {"measure_plain": plain, "measure_tied": tied})
+    # segment_measures calls the two dispatch functions itself (segment_measure's body written
+    # out): they are what must be rebound, or the ranking kernel compiles every family
     names = {"measure_iub": _inlined(dispatch.measure_iub, fset),
              "measure_reb": _inlined(dispatch.measure_reb, fset),
              "paper_reb": _inlined(dispatch.paper_reb, fset),
-             "segment_measures": _inlined(segment.segment_measures, {"segment_measure": one})}
+             "segment_measures": _inlined(segment.segment_measures,
+                                          {"measure_plain": plain, "measure_tied": tied})}
 
     def _judged_chunks(c0, c1, joff, jperm, has_jperm, jlab, max_label, kinds, ks, gtypes, rels,
                        fparams, norms, paper, normed, need, exp_gtype, keep_ideal, n_universe,
@@ -405,7 +417,8 @@ def chunk_kernels(fams: int):
                         gsum_exp += gain(lab[i], exp_gtype)
                     heapsort_desc(lab, n)
                 if keep_ideal:
-                    out_ideal[base:base + n] = lab[:n]
+                    for i in range(n):  # not a slice assignment (uefast.kernels docstring)
+                        out_ideal[base + i] = lab[i]
                 for m in range(nm):
                     kind = kinds[m]
                     rel = rels[m]
@@ -530,7 +543,8 @@ def chunk_kernels(fams: int):
                             for i in range(n):
                                 keys[i] = scores[np.uint64(rws[i])]
                         else:
-                            keys[:n] = scores[base:base + n]
+                            for i in range(n):  # not a slice assignment (uefast.kernels)
+                                keys[i] = scores[base + i]
                         counted = rank_labels_sortnet_groups(k32, keys, order, lraw, n, skeys,
                                                              stmp, lab, tk)
                     if counted:

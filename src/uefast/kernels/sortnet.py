@@ -103,11 +103,13 @@ def _bitonic(builder, vecs):
         k *= 2
 
 
-#: Longest block one network sorts: 256 keys (16 vectors of int32, 32 of int64); longer
-#: segments are sorted in such blocks, then merged. (Full 512-key networks ranked the benchmark's
-#: systems 3-10% faster but added ~8 s to the first call's compile time.)
+#: Longest block one network sorts: 256 int32 keys (16 vectors), 128 int64 keys (16 vectors);
+#: longer segments are sorted in such blocks, then merged. (Full 512-key networks ranked the
+#: benchmark's systems 3-10% faster but added ~8 s to the first call's compile time. The int64
+#: networks, used only for tied segments of up to 512 documents, stop at 128 keys: the 256-key
+#: one was a third of the networks' compile time, 2026-11-27, benchmarks/RESULTS_startup.md.)
 NET_MAX_32 = 256
-NET_MAX_64 = 256
+NET_MAX_64 = 128
 
 
 def _network_function(module, bits, size):
@@ -154,6 +156,12 @@ def _network_sort(typingctx, keys, off, m):
 
 
 _jit = nb.njit(cache=True, nogil=True)
+# sort_keys_desc and the three rank_labels_sortnet* routines (one call site each in the ranking
+# kernel) are inlined at Numba IR level: as separate functions each was optimised and compiled to
+# machine code with the unrolled networks linked into it, and again in every caller (the
+# networks went through LLVM 4 times for int32 keys, 3 for int64); inlined, only the kernel
+# compiles them. First-ever `uefast evaluate` ~2 s less CPU (benchmarks/RESULTS_startup.md).
+_inl = nb.njit(cache=True, nogil=True, inline="always")
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
@@ -186,7 +194,7 @@ def _merge_desc(src, lo, mid, hi, dst):
         k += 1
 
 
-@_jit
+@_inl
 def sort_keys_desc(keys, n, pad, tmp):
     """Sort ``keys[0:n]`` (int32 or int64) descending: by one network when n fits one
     block (:data:`NET_MAX_32` / :data:`NET_MAX_64` keys), else by network-sorted blocks merged
@@ -241,7 +249,7 @@ def sortnet_pays(n, npos):
     return npos >= max(48, n // 16)
 
 
-@_jit
+@_inl
 def rank_labels_sortnet(k32, lraw, n, keys, tmp, lab):
     """Ranked labels of one segment by :func:`sort_keys_desc`, or False (``lab`` unspecified)
     when that cannot be exact: a NaN score, a label > 7, two scores in one 8-value float32 bucket
@@ -288,7 +296,7 @@ def sortnet_ties_pays(n, npos):
     return npos >= (12 if n <= 128 else 24 if n <= 256 else 48)
 
 
-@_jit
+@_inl
 def rank_labels_sortnet_ties(k32, fp, tb, lraw, n, keys, tmp, lab):
     """Ranked labels of a segment with tied scores by :func:`sort_keys_desc`, or False when
     that cannot be exact: n > :data:`SORTNET_TIES_MAX_N`, a tie-break key > 2^23 - 1, or two
@@ -333,7 +341,7 @@ def _pos_bits(n):
     return s
 
 
-@_jit
+@_inl
 def rank_labels_sortnet_groups(k32, scores, order, lraw, n, skeys, stmp, lab, sv):
     """Ranked labels of a segment with tied scores through the int32 network, or False.
 
