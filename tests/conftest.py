@@ -21,6 +21,21 @@ SHARED_DATA = Path(os.environ.get("UEFAST_SHARED_DATA",
                                   Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
 
+def pytest_configure(config):
+    """Under pytest-xdist the workers share one Numba cache: serialise its writes (_prewarm.py)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        import _prewarm
+
+        _prewarm.lock_numba_cache()
+
+
+def pytest_collection_finish(session):
+    """Under pytest-xdist, each worker compiles its share of the big kernels first (_prewarm.py)."""
+    import _prewarm
+
+    _prewarm.prewarm(session)
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests that read the real data (the ``shared_data`` fixture) are data-heavy: marked
     ``slow``, so the default run (``-m 'not slow'`` in pyproject) leaves them to ``-m slow``
