@@ -144,6 +144,20 @@ def lock_numba_cache():
     cls._uefast_tests_locked = True
 
 
+def _done_dir(session) -> Path:
+    """Where the workers of this run mark their shares done (one file per worker)."""
+    uid = session.config.workerinput.get("testrunuid", "run")
+    return Path(tempfile.gettempdir()) / f"uefast-tests-prewarm-{uid}"
+
+
+def cleanup(session) -> None:
+    """Worker gw0 removes the marks at the end of the run (every worker is past the wait)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") == "gw0":
+        import shutil
+
+        shutil.rmtree(_done_dir(session), ignore_errors=True)
+
+
 def prewarm(session) -> None:
     """Run this xdist worker's share of the compilations, then wait for the other workers'."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
@@ -152,8 +166,7 @@ def prewarm(session) -> None:
         return
     if len({item.path for item in session.items}) < MIN_FILES:
         return
-    uid = session.config.workerinput.get("testrunuid", "run")
-    done = Path(tempfile.gettempdir()) / f"uefast-tests-prewarm-{uid}"
+    done = _done_dir(session)
     done.mkdir(exist_ok=True)
     index = int(worker.removeprefix("gw"))
     with tempfile.TemporaryDirectory() as tmp:
