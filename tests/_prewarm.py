@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pyarrow as pa
+
 #: a run collecting fewer test files than this is a narrow one: no prewarming
 MIN_FILES = 20
 #: the longest a worker waits for the others' shares (seconds)
@@ -31,8 +33,6 @@ WAIT_S = 900
 
 
 def _letor(string_docids: bool):
-    import pyarrow as pa
-
     docids = [f"d{i}" for i in range(6)] if string_docids else list(range(6))
     return pa.table({"qid": [1, 1, 1, 2, 2, 2], "docid": docids, "label": [2, 0, 1, 1, 0, 0],
                      "s": [0.5, 0.5, 0.1, 0.3, 0.2, 0.9]})
@@ -40,12 +40,16 @@ def _letor(string_docids: bool):
 
 def _evaluate():
     """The chunk kernels of every family (tests/conftest.py sets UEFAST_KERNEL_FAMILIES=all),
-    int8 labels, integer and string docids, every tie policy the suite uses."""
+    int8 labels, integer and string docids, every tie policy the suite uses; int64 labels (labels
+    beyond int8: test_inputs.py's exponential-gain and canonical-type tests)."""
     import uefast
 
     for string_docids in (False, True):
         for ties in ("trec_eval", "expected"):
             uefast.evaluate(_letor(string_docids), measures=["nDCG@10", "AP"], ties=ties)
+    wide = _letor(False)
+    wide = wide.set_column(2, "label", pa.array([200, 0, 1, 1, 0, 0], pa.int64()))
+    uefast.evaluate(wide, measures=["nDCG@10", "AP"])
 
 
 def _text():

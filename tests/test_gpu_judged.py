@@ -38,13 +38,7 @@ def cuda_mode(request, monkeypatch):
     return request.param
 
 
-#: the "wide" cases (labels -1..200: int64 labels) are the only default tests that would compile
-#: the int64-label variant of the CPU judged pass (~10 s cold): slow (tests/test_inputs.py too)
-WIDE = [i for i, c in enumerate(cases(5)) if c[0].startswith("wide")]
-
-
-@pytest.mark.parametrize("i", [pytest.param(i, marks=pytest.mark.slow) if i in WIDE else i
-                               for i in range(8)])
+@pytest.mark.parametrize("i", range(8))
 def test_judged_pass_matches_cpu(cuda_mode, i):
     """Every case (label ranges, permutation, paper REB, REB over a collection)."""
     res = compare(cases(5)[i])

@@ -253,13 +253,10 @@ def test_duplicates_found_on_sparse_ints_and_strings(docs):
         uefast.evaluate(t)
 
 
-@pytest.mark.parametrize("wide", [False, pytest.param(True, marks=pytest.mark.slow)])
-def test_kernels_compiled_for_canonical_argument_types(wide):
+def test_kernels_compiled_for_canonical_argument_types():
     """Whatever the input's integer widths, writability or docid type, the ranking and judged
     passes get read-only arrays and int8 / int64 labels only, so that they are compiled (~20-40 s
-    each) and cached for at most two signatures (one per label type). ``wide``: labels beyond
-    int8 too, which compiles the int64-label kernels (~20 s cold, no other default test needs
-    them: slow)."""
+    each) and cached for at most two signatures (one per label type)."""
     from uefast.kernels.dispatch import K_AP, K_NDCG
     from uefast.kernels.driver import chunk_kernels, kernel_set
 
@@ -269,8 +266,7 @@ def test_kernels_compiled_for_canonical_argument_types(wide):
                 for t in (pa.int16(), pa.int32(), pa.uint8(), pa.float64())]
     variants.append(base.set_column(1, "docid", base["docid"].cast(pa.string())))
     variants.append(base.set_column(1, "docid", base["docid"].cast(pa.large_string())))
-    if wide:
-        variants.append(base.set_column(2, "label", pa.array([0, 1, 200, 1, 3, 0])))  # int64
+    variants.append(base.set_column(2, "label", pa.array([0, 1, 200, 1, 3, 0])))  # int64 labels
     for t in variants:
         for ties in ("trec_eval", "input"):
             uefast.evaluate(t, measures=["nDCG@3", "AP"], ties=ties)
