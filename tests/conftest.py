@@ -13,12 +13,33 @@ sys.path.insert(0, str(Path(__file__).parent))
 import naive  # noqa: E402
 
 # the CPU driver compiles only the measure families a call asks for (one compilation per family
-# set); the suite asks for dozens of sets, so it compiles every family once instead
-# (tests/test_kernel_families.py checks the per-set kernels)
+# set); the default run asks for 55 sets (benchmarks/RESULTS_tests.md), so it compiles every
+# family once instead (tests/test_kernel_families.py checks the per-set kernels)
 os.environ.setdefault("UEFAST_KERNEL_FAMILIES", "all")
 
 SHARED_DATA = Path(os.environ.get("UEFAST_SHARED_DATA",
                                   Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+
+
+def pytest_configure(config):
+    """Under pytest-xdist the workers share one Numba cache: serialise its writes (_prewarm.py)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        import _prewarm
+
+        _prewarm.lock_numba_cache()
+
+
+def pytest_collection_finish(session):
+    """Under pytest-xdist, each worker compiles its share of the big kernels first (_prewarm.py)."""
+    import _prewarm
+
+    _prewarm.prewarm(session)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    import _prewarm
+
+    _prewarm.cleanup(session)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -29,9 +29,14 @@ def cases(seed: int, nq: int = 14, max_docs: int = 50):
     perm = rng.permutation(n).astype(np.int64)
     small = rng.integers(-1, 5, n).astype(np.int8)
     wide = rng.integers(-1, 201, n).astype(np.int64)
+    zero = np.zeros(1, np.int64)
+    for a in (joff, perm, small, wide, zero):
+        # read-only, as evaluate() hands them on: the compiled passes see the one signature
+        # the rest of the suite compiles (a writable one is another ~1-10 s compilation)
+        a.flags.writeable = False
     out = []
     for has_perm in (False, True):
-        p = perm if has_perm else np.zeros(1, np.int64)
+        p = perm if has_perm else zero
         out.append((f"small perm={has_perm}", joff, p, has_perm, small, MEASURES, "exact", 4, 0))
         out.append((f"small paper perm={has_perm}", joff, p, has_perm, small, MEASURES, "paper",
                     4, 0))

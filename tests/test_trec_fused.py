@@ -314,9 +314,11 @@ def test_run_errors_before_option_errors(tmp_path, capsys, run_text, bad):
         assert str(want.value) in capsys.readouterr().err
 
 
+@pytest.mark.slow  # ~12 s cold: the staged readers' strided-buffer (layout "A") variants
 def test_strided_buffer_takes_the_staged_path(tmp_path):
     """The one-pass scan loads 8-byte words from a contiguous buffer: a strided one (same bytes)
-    goes to the staged path, with the same result."""
+    goes to the staged path, with the same result (slow: compiles the staged readers for a
+    strided buffer, which only this test passes them)."""
     qtext, rtext = _grouped(3)
     qp, rp = _write(tmp_path, "q.txt", qtext), _write(tmp_path, "r.txt", rtext)
     qi = QrelsIndex.from_file(qp)
