@@ -23,9 +23,12 @@ NCU with rank-biased stops (Sakai & Robertson, EVIA 2008; NTCIREVAL's ``NCUrb,BR
 ``NCUrb,P``): the user stops at the c-th relevant document of the list with probability
 gamma^(c-1) / Z, Z = sum_{i<R} gamma^i: :func:`ncurb_plain`, :func:`ncurb_tied`. Its two reals
 travel as TBG's do (docs/adding_a_measure.md section 4): beta in ``fp`` and the exact code of
-gamma (:func:`uefast.kernels.tbg.unit_code`) in ``norm``. Unlike
-:mod:`uefast.kernels.metrics`' DCG, the discount here depends on the base ``fp``, so it is
-computed (one logarithm per rank) rather than read from the log2 tables.
+gamma (:func:`uefast.kernels.tbg.unit_code`) in ``norm``.
+
+DCG_b shares MSnDCG's loops (:func:`uefast.kernels.metrics.dcg_b_plain`,
+:func:`~uefast.kernels.metrics.dcg_b_tied`): the discount :func:`~uefast.kernels.metrics.jk_discount`
+depends on the base ``fp``, so it is computed (one logarithm per rank) where MSnDCG reads the
+log2 tables.
 """
 from __future__ import annotations
 
@@ -34,12 +37,12 @@ import math
 import numba as nb
 import numpy as np
 
-from uefast.kernels.metrics import _cut, gain
+from uefast.kernels.metrics import _cut, dcg_b_plain, dcg_b_tied, discount_sum, gain
 from uefast.kernels.sakai import _lchoose, ncu_plain, ncu_tied
 from uefast.kernels.tbg import unit_value
 
-__all__ = ["jk_discount", "jkdcg_plain_r", "jkdcg_tied_r", "jkdcg_iub_r", "jkdcg_reb_r",
-           "ncu_plain_r", "ncu_tied_r", "ncu_iub_r", "ncu_reb_r", "pmeasure_plain", "pmeasure_tied",
+__all__ = ["jkdcg_plain", "jkdcg_tied", "jkdcg_plain_r", "jkdcg_tied_r", "jkdcg_iub_r",
+           "jkdcg_reb_r", "ncu_plain_r", "ncu_tied_r", "ncu_iub_r", "ncu_reb_r", "pmeasure_plain", "pmeasure_tied",
            "pm_plain_r", "pm_tied_r", "pm_reb_r", "ncurb_plain", "ncurb_tied", "ncurb_plain_r",
            "ncurb_tied_r", "ncurb_iub_r", "ncurb_reb_r"]
 
@@ -48,75 +51,42 @@ _wrap = nb.njit(cache=True, nogil=True, inline="always")
 
 
 @_jit
-def jk_discount(r, base):
-    """d_b(r) = 1 for r = 1 or r < b, else 1 / log_b(r) = ln b / ln r (NTCIREVAL's
-    ``_orig_dcglog``)."""
-    if r == 1 or r < base:
-        return 1.0
-    return math.log(base) / math.log(r)
+def jkdcg_plain(lab, n, k, gtype, tabs, base):
+    """DCG_b@k of one ordered list (module docstring): :func:`uefast.kernels.metrics.dcg_b_plain`
+    with the base b discount."""
+    return dcg_b_plain(lab, n, k, gtype, tabs, base)
 
 
 @_jit
-def _jk_discount_sum(lo, hi, base):
-    """sum_{r=lo+1}^{hi} d_b(r) (ranks, i.e. positions lo..hi-1)."""
-    s = 0.0
-    for i in range(lo, hi):
-        s += jk_discount(i + 1.0, base)
-    return s
-
-
-@_jit
-def jkdcg_plain(lab, n, k, gtype, base):
-    """DCG_b@k of one ordered list (module docstring)."""
-    K = _cut(k, n)
-    s = 0.0
-    for i in range(K):
-        if lab[i] > 0:
-            s += gain(lab[i], gtype) * jk_discount(i + 1.0, base)
-    return s
-
-
-@_jit
-def jkdcg_tied(lab, gend, ng, n, k, gtype, base):
-    """Tie-aware DCG_b@k = sum_g mean_gain(T_g) sum_{r in group g, r<=K} d_b(r)."""
-    K = _cut(k, n)
-    s = 0.0
-    start = 0
-    for g in range(ng):
-        end = gend[g]
-        if start >= K:
-            break
-        gs = 0.0
-        for i in range(start, end):
-            gs += gain(lab[i], gtype)
-        if gs > 0.0:
-            s += gs / (end - start) * _jk_discount_sum(start, min(end, K), base)
-        start = end
-    return s
+def jkdcg_tied(lab, gend, ng, n, k, gtype, tabs, base):
+    """Tie-aware DCG_b@k = sum_g mean_gain(T_g) sum_{r in group g, r<=K} d_b(r)
+    (:func:`uefast.kernels.metrics.dcg_b_tied`, MSnDCG's tie-group loop, with the base b
+    discount)."""
+    return dcg_b_tied(lab, gend, ng, n, k, gtype, tabs, base)
 
 
 # ------------------------------------------------------------------ routines (registry signature)
 @_wrap
 def jkdcg_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
-    return jkdcg_plain(lab, n, k, gtype, fp)
+    return jkdcg_plain(lab, n, k, gtype, tabs, fp)
 
 
 @_wrap
 def jkdcg_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
-    return jkdcg_tied(lab, gend, ng, n, k, gtype, fp)
+    return jkdcg_tied(lab, gend, ng, n, k, gtype, tabs, fp)
 
 
 @_wrap
 def jkdcg_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """DCG_b@k of the ideal ranking (the maximum: d_b is non-increasing, rearrangement
     inequality)."""
-    return jkdcg_plain(lab, n, k, gtype, fp)
+    return jkdcg_plain(lab, n, k, gtype, tabs, fp)
 
 
 @_wrap
 def jkdcg_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """E[DCG_b@k] = (gsum / n) sum_{r<=K} d_b(r)."""
-    return gsum / n * _jk_discount_sum(0, _cut(k, n), fp)
+    return gsum / n * discount_sum(tabs, fp, 0, _cut(k, n))
 
 
 @_wrap
