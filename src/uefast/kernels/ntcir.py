@@ -38,7 +38,7 @@ import numba as nb
 import numpy as np
 
 from uefast.kernels.metrics import _cut, dcg_b_plain, dcg_b_tied, discount_sum, gain
-from uefast.kernels.sakai import _lchoose, ncu_plain, ncu_tied
+from uefast.kernels.sakai import _br_group, _lchoose, ncu_plain, ncu_tied
 from uefast.kernels.tbg import unit_value
 
 __all__ = ["jkdcg_plain", "jkdcg_tied", "jkdcg_plain_r", "jkdcg_tied_r", "jkdcg_iub_r",
@@ -150,7 +150,8 @@ def pmeasure_plain(lab, n, gtype, beta, ideal):
 def pmeasure_tied(lab, gend, ng, n, gtype, beta, ideal):
     """Tie-aware P-measure (the expectation over the orders consistent with the tie groups).
     The groups before g*, the first group holding a document of the top level L*, only add their
-    relevant count R_< and gain CG_<. In g* (starting after position c; t documents, h of level
+    relevant count R_< and gain CG_< (totals over the positions before g*, whatever their
+    groups). In g* (starting after position c; t documents, h of level
     L*, the nn = t - h others holding r' relevant documents of gain sum G'), the first L* document
     is at c + m with probability C(t-m, h-1)/C(t, h), and the m - 1 documents before it are a
     random subset of the nn others, so by linearity
@@ -163,46 +164,45 @@ def pmeasure_tied(lab, gend, ng, n, gtype, beta, ideal):
     if top < 1:
         return 0.0
     ni = ideal.shape[0]
-    cgi = 0.0
-    r_before = 0.0
+    p = 0
+    while lab[p] != top:  # the first document of level L* (there is one) ...
+        p += 1
+    g = 0
+    while gend[g] <= p:  # ... and its group g*, positions start..end-1
+        g += 1
+    start = gend[g - 1] if g > 0 else 0
+    end = gend[g]
+    # R_<, CG_< and cg*(c) are totals over positions 0..c-1 (c = start), whatever the groups
+    # there, and r, G those of g*: the blended-ratio group walk of Q, P+ and NCU gives both (its
+    # sum of BR is theirs, not used here); it advances cg* over the positions it reads, all of
+    # 0..c-1 and none of g* (K = start), which the loop below walks
+    r_before = 0
     g_before = 0.0
-    start = 0
-    for g in range(ng):
-        end = gend[g]
-        t = end - start
-        h = 0
-        r = 0
-        gs = 0.0
-        for i in range(start, end):
-            if lab[i] == top:
-                h += 1
-            if lab[i] >= 1:
-                r += 1
-                gs += gain(lab[i], gtype)
-        if h == 0:
-            for i in range(start, end):
-                if i < ni:
-                    cgi += gain(ideal[i], gtype)
-            r_before += r
-            g_before += gs
-            start = end
-            continue
-        gtop = gain(top, gtype)
-        nn = t - h
-        rrate = (r - h) / nn if nn > 0 else 0.0
-        grate = (gs - h * gtop) / nn if nn > 0 else 0.0
-        pm = h / t
-        out = 0.0
-        for m in range(1, nn + 2):
-            i = start + m - 1
-            if i < ni:
-                cgi += gain(ideal[i], gtype)
-            num = r_before + 1.0 + (m - 1) * rrate + beta * (g_before + gtop + (m - 1) * grate)
-            out += pm * num / (i + 1.0 + beta * cgi)
-            if m <= nn:
-                pm *= (t - m - h + 1.0) / (t - m)  # C(t-m-1, h-1)/C(t-m, h-1)
-        return out
-    return 0.0  # pragma: no cover
+    cgi = 0.0
+    if start > 0:
+        _, r_before, g_before, cgi = _br_group(lab, 0, start, start, gtype, beta, ideal, 0.0, 0.0,
+                                               0.0, False)
+    _, r, gs, _ = _br_group(lab, start, end, start, gtype, beta, ideal, 0.0, 0.0, 0.0, False)
+    t = end - start
+    h = 0
+    for i in range(start, end):
+        if lab[i] == top:
+            h += 1
+    gtop = gain(top, gtype)
+    nn = t - h
+    rrate = (r - h) / nn if nn > 0 else 0.0
+    grate = (gs - h * gtop) / nn if nn > 0 else 0.0
+    pm = h / t
+    out = 0.0
+    for m in range(1, nn + 2):
+        i = start + m - 1
+        if i < ni:
+            cgi += gain(ideal[i], gtype)
+        num = r_before + 1.0 + (m - 1) * rrate + beta * (g_before + gtop + (m - 1) * grate)
+        out += pm * num / (i + 1.0 + beta * cgi)
+        if m <= nn:
+            pm *= (t - m - h + 1.0) / (t - m)  # C(t-m-1, h-1)/C(t-m, h-1)
+    return out
 
 
 @_wrap
