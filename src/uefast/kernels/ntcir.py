@@ -22,8 +22,8 @@ ranks up to rp instead): :func:`pmeasure_plain`, :func:`pmeasure_tied`.
 NCU with rank-biased stops (Sakai & Robertson, EVIA 2008; NTCIREVAL's ``NCUrb,BR`` /
 ``NCUrb,P``): the user stops at the c-th relevant document of the list with probability
 gamma^(c-1) / Z, Z = sum_{i<R} gamma^i: :func:`ncurb_plain`, :func:`ncurb_tied`. Its two reals
-travel as TBG's do (docs/adding_a_measure.md section 4): beta in ``fp`` and the exact code of
-gamma (:func:`uefast.kernels.tbg.unit_code`) in ``norm``.
+reach the routines as the row ``fp`` = (beta, gamma) (the family's ``reals=2``;
+docs/adding_a_measure.md section 4).
 
 DCG_b shares MSnDCG's loops (:func:`uefast.kernels.metrics.dcg_b_plain`,
 :func:`~uefast.kernels.metrics.dcg_b_tied`): the discount :func:`~uefast.kernels.metrics.jk_discount`
@@ -39,7 +39,6 @@ import numpy as np
 
 from uefast.kernels.metrics import _cut, dcg_b_plain, dcg_b_tied, discount_sum, gain
 from uefast.kernels.sakai import _br_group, _lchoose, ncu_plain, ncu_tied
-from uefast.kernels.tbg import unit_value
 
 __all__ = ["jkdcg_plain", "jkdcg_tied", "jkdcg_plain_r", "jkdcg_tied_r", "jkdcg_iub_r",
            "jkdcg_reb_r", "ncu_plain_r", "ncu_tied_r", "ncu_iub_r", "ncu_reb_r", "pmeasure_plain", "pmeasure_tied",
@@ -338,12 +337,12 @@ def ncurb_tied(lab, gend, ng, n, k, gtype, beta, gamma, nrel, ideal):
 
 @_wrap
 def ncurb_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
-    return ncurb_plain(lab, n, k, gtype, fp, unit_value(norm), nrel, ideal)
+    return ncurb_plain(lab, n, k, gtype, fp[0], fp[1], nrel, ideal)
 
 
 @_wrap
 def ncurb_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
-    return ncurb_tied(lab, gend, ng, n, k, gtype, fp, unit_value(norm), nrel, ideal)
+    return ncurb_tied(lab, gend, ng, n, k, gtype, fp[0], fp[1], nrel, ideal)
 
 
 @_wrap
@@ -351,7 +350,7 @@ def ncurb_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """NCUrb@k of the ideal ranking, sum_{c<min(R,K)} gamma^c / Z (1 without a cutoff): BR <= 1,
     the relevant ranks <= K take at most the min(R, K) largest weights, and the ideal ranking
     has BR = 1 at each of them."""
-    return ncurb_plain(lab, n, k, gtype, fp, unit_value(norm), nrel, lab[:n])
+    return ncurb_plain(lab, n, k, gtype, fp[0], fp[1], nrel, lab[:n])
 
 
 @_wrap
@@ -359,4 +358,4 @@ def ncurb_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch
     """E[NCUrb@k] over random orders of the n judged labels (sorted descending, so also the ideal
     ranking): the tie-aware routine with one group. O(n R)."""
     gend[0] = n
-    return ncurb_tied(lab, gend, np.int64(1), n, k, gtype, fp, unit_value(norm), nrel, lab[:n])
+    return ncurb_tied(lab, gend, np.int64(1), n, k, gtype, fp[0], fp[1], nrel, lab[:n])
