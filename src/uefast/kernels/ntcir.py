@@ -26,8 +26,8 @@ reach the routines as the row ``fp`` = (beta, gamma) (the family's ``reals=2``;
 docs/adding_a_measure.md section 4).
 
 DCG_b shares MSnDCG's loops (:func:`uefast.kernels.metrics.dcg_b_plain`,
-:func:`~uefast.kernels.metrics.dcg_b_tied`): the discount :func:`~uefast.kernels.metrics.jk_discount`
-depends on the base ``fp``, so it is computed (one logarithm per rank) where MSnDCG reads the
+:func:`~uefast.kernels.metrics.dcg_b_tied`): the discount
+:func:`~uefast.kernels.metrics.jk_discount` depends on the base ``fp``, so it is computed (one logarithm per rank) where MSnDCG reads the
 log2 tables.
 """
 from __future__ import annotations
@@ -41,9 +41,9 @@ from uefast.kernels.metrics import _cut, dcg_b_plain, dcg_b_tied, discount_sum, 
 from uefast.kernels.sakai import _br_group, _lchoose, ncu_plain, ncu_tied
 
 __all__ = ["jkdcg_plain", "jkdcg_tied", "jkdcg_plain_r", "jkdcg_tied_r", "jkdcg_iub_r",
-           "jkdcg_reb_r", "ncu_plain_r", "ncu_tied_r", "ncu_iub_r", "ncu_reb_r", "pmeasure_plain", "pmeasure_tied",
-           "pm_plain_r", "pm_tied_r", "pm_reb_r", "ncurb_plain", "ncurb_tied", "ncurb_plain_r",
-           "ncurb_tied_r", "ncurb_iub_r", "ncurb_reb_r"]
+           "jkdcg_reb_r", "ncu_plain_r", "ncu_tied_r", "ncu_iub_r", "ncu_reb_r", "pmeasure_plain",
+           "pmeasure_tied", "pm_plain_r", "pm_tied_r", "pm_reb_r", "ncurb_plain", "ncurb_tied",
+           "ncurb_plain_r", "ncurb_tied_r", "ncurb_iub_r", "ncurb_reb_r"]
 
 _jit = nb.njit(cache=True, nogil=True)
 _wrap = nb.njit(cache=True, nogil=True, inline="always")

@@ -47,8 +47,8 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 from uefast.errors import MeasureRegistrationError
 
-__all__ = ["Family", "KernelParams", "PlanContext", "STATES", "REALS", "FAMILIES", "ALIASES", "register",
-           "unregister"]
+__all__ = ["Family", "KernelParams", "PlanContext", "STATES", "REALS", "FAMILIES", "ALIASES",
+           "register", "unregister"]
 
 #: Per-query state a family may ask the judged pass for:
 #: ``nrel`` -- Np, the judged documents at or above the relevance threshold;
