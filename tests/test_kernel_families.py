@@ -10,6 +10,7 @@ import pytest
 import uefast
 from conftest import letor_table
 from uefast.kernels import dispatch
+from uefast.measures._family import REALS
 from uefast.kernels.driver import chunk_kernels, kernel_set
 
 
@@ -74,13 +75,14 @@ def test_pruned_dispatch_drops_other_families():
     only_p = _inlined(dispatch.measure_iub, {"FAMS": dispatch.F_P})
 
     @numba.njit
-    def iub_p(kind, lab, tabs):
-        return only_p(kind, lab, 3, 2, 0, 1, 0.0, 0, 2, tabs)
+    def iub_p(kind, lab, tabs, fp):
+        return only_p(kind, lab, 3, 2, 0, 1, fp, 0, 2, tabs)
 
     lab = np.array([2, 1, 0], np.int64)
     from uefast.engine import tables
 
     tabs = tables(8)
-    assert iub_p(dispatch.K_P, lab, tabs) == 1.0
-    assert np.isnan(iub_p(dispatch.K_AP, lab, tabs))
-    assert dispatch.measure_iub(dispatch.K_AP, lab, 3, 2, 0, 1, 0.0, 0, 2, tabs) == 1.0
+    fp = np.zeros(REALS)  # the measure's row of reals
+    assert iub_p(dispatch.K_P, lab, tabs, fp) == 1.0
+    assert np.isnan(iub_p(dispatch.K_AP, lab, tabs, fp))
+    assert dispatch.measure_iub(dispatch.K_AP, lab, 3, 2, 0, 1, fp, 0, 2, tabs) == 1.0

@@ -25,6 +25,7 @@ from uefast.errors import MeasureRegistrationError
 from uefast.kernels import routines as r
 from uefast.measures import FAMILIES, Family, KernelParams, parse_measure, register, unregister
 from uefast.measures._codegen import render, target
+from uefast.measures._family import REALS
 
 # non-default values tried for each parameter kind (choices: every allowed value)
 _TRY = {"rel": 2, "p": 0.5, "beta": 2.0, "h": 20.0, "length": 50.0, "pc0": 0.9, "logb": 3.0,
@@ -147,6 +148,8 @@ def test_registering_without_a_reb_names_what_is_missing():
         register(_family(formula=None, source=None, tied=None))
     with pytest.raises(MeasureRegistrationError, match=r"unknown: \['histogram'\]"):
         register(_family(state=("histogram",)))
+    with pytest.raises(MeasureRegistrationError, match=r"missing reals \(1 to 3, got 4\)"):
+        register(_family(reals=4))
     assert "Qm" not in FAMILIES
 
 
@@ -187,8 +190,9 @@ def test_unknown_kernel_code_gives_nan_not_another_measure():
     tabs = uefast.engine.tables(4)
     gend = np.zeros(4, np.int64)
     scratch = np.zeros(5)
-    assert np.isnan(measure_iub(99, lab, 3, 3, 0, 1, 0.0, 0, 2, tabs))
-    assert np.isnan(measure_reb(99, lab, 3, 3, 0, 1, 0.0, 0, 2, tabs, 3.0, gend, scratch))
+    fp = np.zeros(REALS)  # the measure's row of reals
+    assert np.isnan(measure_iub(99, lab, 3, 3, 0, 1, fp, 0, 2, tabs))
+    assert np.isnan(measure_reb(99, lab, 3, 3, 0, 1, fp, 0, 2, tabs, 3.0, gend, scratch))
 
 
 def test_every_measure_string_parses_back():

@@ -18,7 +18,6 @@ import naive
 import uefast
 from conftest import letor_table, naive_value
 from uefast.errors import InputError, MeasureParseError
-from uefast.kernels.tbg import unit_code, unit_value
 from uefast.measures._builtin import tbg_factors
 
 # the paper's calibrated defaults (Smucker & Clarke 2012, Table 1 and section 4), length 1000
@@ -179,20 +178,6 @@ def test_decay_beyond_float64_is_refused_when_planning():
     t = letor_table([([1, 0], {"s": [2.0, 1.0]}, None)])
     with pytest.raises(InputError, match=r"TBG\(h=0.01\).*half-lives"):
         uefast.evaluate(t, measures=["TBG(h=0.01)"])
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.floats(min_value=2.0 ** -960, max_value=1.0))
-def test_unit_code_round_trips_exactly(x):
-    c = unit_code(x)
-    assert 0 <= c < 2 ** 63
-    assert unit_value(c) == x
-
-
-def test_unit_code_refuses_values_outside_its_range():
-    for bad in (0.0, 1.5, 2.0 ** -1000, math.nan):
-        with pytest.raises(ValueError):
-            unit_code(bad)
 
 
 # ------------------------------------------------------------------ per-document lengths (step 2)

@@ -37,6 +37,7 @@ from uefast.kernels.docrank import docid_byte_ranks
 from uefast.kernels.ordering import DOC_BYTES, DOC_INT, DOC_NONE, TIE_DOCID, TIE_EXPECTED, TIE_INPUT
 from uefast.measures import Measure, PlanContext
 from uefast.measures._builtin import MAX_RAW_EXP_LABEL, PAPER_DCG_MAX_CUTOFF  # noqa: F401
+from uefast.measures._family import REALS
 
 __all__ = ["KERNEL_LOCK", "Grouping", "MeasurePlan", "JudgedStats", "group_keys", "group_codes",
            "plan_measures", "exp_gain_code", "top_k", "judged_stats", "rank_values", "rank_values_many", "duplicate_docid", "docid_ranks",
@@ -164,7 +165,8 @@ def group_keys(arr: pa.Array, name: str = "qid", what: str = "input",
 class MeasurePlan:
     """Per-measure kernel parameters, aligned with ``measures``, from each family's
     ``kernel_params`` (:mod:`uefast.measures`): kernel code, cutoff, gain code, relevance
-    threshold, real parameter, AP norm, paper-REB flag, normalised flag (value / raw IUB).
+    threshold, real parameters (``fparams[i]``: the row of :data:`~uefast.measures._family.REALS`
+    reals of measure i), AP norm, paper-REB flag, normalised flag (value / raw IUB).
     ``need``: how many ideal-ranking labels the judged pass must sort (-1: all);
     ``keep_ideal``: a family's state is the ideal ranking (kept for the ranking pass);
     ``exp_gtype``: the exponential gain's code (``1 + s``, gains scaled by 2^-s)."""
@@ -202,7 +204,7 @@ def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "ex
     ks = np.zeros(m, np.int64)
     gtypes = np.zeros(m, np.int64)
     rels = np.ones(m, np.int64)
-    fparams = np.zeros(m, np.float64)
+    fparams = np.zeros((m, REALS), np.float64)
     norms = np.zeros(m, np.int64)
     paper = np.zeros(m, np.bool_)
     normed = np.zeros(m, np.bool_)
@@ -215,7 +217,8 @@ def plan_measures(measures: list[Measure], *, rel_level: int = 1, reb: str = "ex
         kinds[i] = fam.code
         ks[i] = meas.cutoff or 0
         kp = fam.kernel_params(meas, ctx)
-        gtypes[i], rels[i], fparams[i], norms[i] = kp.gtype, kp.rel, kp.fparam, kp.norm
+        gtypes[i], rels[i], norms[i] = kp.gtype, kp.rel, kp.norm
+        fparams[i] = kp.fparam, kp.fparam2, kp.fparam3
         paper[i] = reb == "paper" and fam.paper_reb is not None
         normed[i] = fam.normalised
         # how deep the judged pass sorts the labels: closed forms read none, measures that

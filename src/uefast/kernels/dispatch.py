@@ -186,76 +186,76 @@ def measure_plain(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, id
     """The raw value of family ``kind`` on one fully ordered list (normalised families: before the division by IUB)."""
     if FAMS & F_DCG:
         if kind == K_DCG:
-            return dcg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return dcg_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_NDCG:
         if kind == K_NDCG:
-            return dcg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return dcg_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_P:
         if kind == K_P:
-            return p_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return p_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_R:
         if kind == K_R:
-            return r_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return r_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_RPREC:
         if kind == K_RPREC:
-            return rprec_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return rprec_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_SP:
         if kind == K_SP:
-            return sp_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return sp_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_AP:
         if kind == K_AP:
-            return ap_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return ap_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_RR:
         if kind == K_RR:
-            return rr_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return rr_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_ERR:
         if kind == K_ERR:
-            return err_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return err_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_RBP:
         if kind == K_RBP:
-            return rbp_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return rbp_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_SUCCESS:
         if kind == K_SUCCESS:
-            return success_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return success_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_Q:
         if kind == K_Q:
-            return q_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return q_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_NERR:
         if kind == K_NERR:
-            return err_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return err_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_O:
         if kind == K_O:
-            return o_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return o_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_PPLUS:
         if kind == K_PPLUS:
-            return pplus_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return pplus_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_F:
         if kind == K_F:
-            return f_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return f_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_E:
         if kind == K_E:
-            return e_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return e_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_BPREF:
         if kind == K_BPREF:
-            return bpref_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return bpref_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_JUDGED:
         if kind == K_JUDGED:
-            return p_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return p_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_TBG:
         if kind == K_TBG:
             return tbg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
     if FAMS & F_JKNDCG:
         if kind == K_JKNDCG:
-            return jkdcg_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return jkdcg_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_NCU:
         if kind == K_NCU:
-            return ncu_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return ncu_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_RBP_RESIDUAL:
         if kind == K_RBP_RESIDUAL:
-            return rbpres_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return rbpres_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_PMEASURE:
         if kind == K_PMEASURE:
-            return pm_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
+            return pm_plain_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, pos, ideal)
     if FAMS & F_NCURB:
         if kind == K_NCURB:
             return ncurb_plain_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, pos, ideal)
@@ -267,76 +267,76 @@ def measure_tied(kind, lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs
     """The tie-aware (expected) raw value of family ``kind`` given tie groups ``gend[0:ng]``."""
     if FAMS & F_DCG:
         if kind == K_DCG:
-            return dcg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return dcg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_NDCG:
         if kind == K_NDCG:
-            return dcg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return dcg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_P:
         if kind == K_P:
-            return p_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return p_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_R:
         if kind == K_R:
-            return r_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return r_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_RPREC:
         if kind == K_RPREC:
-            return rprec_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return rprec_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_SP:
         if kind == K_SP:
-            return sp_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return sp_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_AP:
         if kind == K_AP:
-            return ap_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return ap_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_RR:
         if kind == K_RR:
-            return rr_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return rr_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_ERR:
         if kind == K_ERR:
-            return err_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return err_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_RBP:
         if kind == K_RBP:
-            return rbp_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return rbp_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_SUCCESS:
         if kind == K_SUCCESS:
-            return success_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return success_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_Q:
         if kind == K_Q:
-            return q_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return q_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_NERR:
         if kind == K_NERR:
-            return err_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return err_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_O:
         if kind == K_O:
-            return o_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return o_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_PPLUS:
         if kind == K_PPLUS:
-            return pplus_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return pplus_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_F:
         if kind == K_F:
-            return f_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return f_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_E:
         if kind == K_E:
-            return e_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return e_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_BPREF:
         if kind == K_BPREF:
-            return bpref_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return bpref_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_JUDGED:
         if kind == K_JUDGED:
-            return p_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return p_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_TBG:
         if kind == K_TBG:
             return tbg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
     if FAMS & F_JKNDCG:
         if kind == K_JKNDCG:
-            return jkdcg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return jkdcg_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_NCU:
         if kind == K_NCU:
-            return ncu_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return ncu_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_RBP_RESIDUAL:
         if kind == K_RBP_RESIDUAL:
-            return rbpres_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return rbpres_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_PMEASURE:
         if kind == K_PMEASURE:
-            return pm_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
+            return pm_tied_r(lab, gend, ng, n, k, gtype, rel, fparam[0], norm, nrel, tabs, scratch, ideal)
     if FAMS & F_NCURB:
         if kind == K_NCURB:
             return ncurb_tied_r(lab, gend, ng, n, k, gtype, rel, fparam, norm, nrel, tabs, scratch, ideal)
@@ -348,76 +348,76 @@ def measure_iub(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs):
     """IUB of family ``kind`` from the judged labels ``lab[0:n]`` sorted descending."""
     if FAMS & F_DCG:
         if kind == K_DCG:
-            return dcg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return dcg_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_NDCG:
         if kind == K_NDCG:
-            return dcg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return dcg_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_P:
         if kind == K_P:
-            return p_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return p_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_R:
         if kind == K_R:
-            return r_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return r_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_RPREC:
         if kind == K_RPREC:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return one_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_SP:
         if kind == K_SP:
-            return sp_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return sp_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_AP:
         if kind == K_AP:
-            return ap_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return ap_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_RR:
         if kind == K_RR:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return one_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_ERR:
         if kind == K_ERR:
-            return err_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return err_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_RBP:
         if kind == K_RBP:
-            return rbp_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return rbp_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_SUCCESS:
         if kind == K_SUCCESS:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return one_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_Q:
         if kind == K_Q:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return one_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_NERR:
         if kind == K_NERR:
-            return err_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return err_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_O:
         if kind == K_O:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return one_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_PPLUS:
         if kind == K_PPLUS:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return one_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_F:
         if kind == K_F:
-            return f_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return f_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_E:
         if kind == K_E:
-            return e_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return e_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_BPREF:
         if kind == K_BPREF:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return one_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_JUDGED:
         if kind == K_JUDGED:
-            return p_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return p_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_TBG:
         if kind == K_TBG:
             return tbg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
     if FAMS & F_JKNDCG:
         if kind == K_JKNDCG:
-            return jkdcg_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return jkdcg_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_NCU:
         if kind == K_NCU:
-            return ncu_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return ncu_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_RBP_RESIDUAL:
         if kind == K_RBP_RESIDUAL:
-            return rbpres_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return rbpres_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_PMEASURE:
         if kind == K_PMEASURE:
-            return one_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
+            return one_iub_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs)
     if FAMS & F_NCURB:
         if kind == K_NCURB:
             return ncurb_iub_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs)
@@ -429,76 +429,76 @@ def measure_reb(kind, lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gen
     """Exact REB of family ``kind``: its expectation over uniformly random orders of the judged labels."""
     if FAMS & F_DCG:
         if kind == K_DCG:
-            return dcg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return dcg_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_NDCG:
         if kind == K_NDCG:
-            return dcg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return dcg_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_P:
         if kind == K_P:
-            return p_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return p_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_R:
         if kind == K_R:
-            return r_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return r_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_RPREC:
         if kind == K_RPREC:
-            return rprec_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return rprec_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_SP:
         if kind == K_SP:
-            return sp_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return sp_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_AP:
         if kind == K_AP:
-            return ap_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return ap_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_RR:
         if kind == K_RR:
-            return rr_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return rr_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_ERR:
         if kind == K_ERR:
-            return err_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return err_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_RBP:
         if kind == K_RBP:
-            return rbp_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return rbp_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_SUCCESS:
         if kind == K_SUCCESS:
-            return success_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return success_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_Q:
         if kind == K_Q:
-            return q_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return q_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_NERR:
         if kind == K_NERR:
-            return err_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return err_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_O:
         if kind == K_O:
-            return o_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return o_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_PPLUS:
         if kind == K_PPLUS:
-            return pplus_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return pplus_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_F:
         if kind == K_F:
-            return f_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return f_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_E:
         if kind == K_E:
-            return e_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return e_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_BPREF:
         if kind == K_BPREF:
-            return bpref_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return bpref_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_JUDGED:
         if kind == K_JUDGED:
-            return p_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return p_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_TBG:
         if kind == K_TBG:
             return tbg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_JKNDCG:
         if kind == K_JKNDCG:
-            return jkdcg_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return jkdcg_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_NCU:
         if kind == K_NCU:
-            return ncu_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return ncu_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_RBP_RESIDUAL:
         if kind == K_RBP_RESIDUAL:
-            return rbpres_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return rbpres_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_PMEASURE:
         if kind == K_PMEASURE:
-            return pm_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)
+            return pm_reb_r(lab, n, k, gtype, rel, fparam[0], norm, nrel, tabs, gsum, gend, scratch)
     if FAMS & F_NCURB:
         if kind == K_NCURB:
             return ncurb_reb_r(lab, n, k, gtype, rel, fparam, norm, nrel, tabs, gsum, gend, scratch)

@@ -31,13 +31,16 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["gain", "dcg_plain", "dcg_tied", "relcount_plain", "relcount_tied", "rbp_plain", "rbp_tied",
-           "sp_plain", "sp_tied", "ap_denominator", "rr_plain", "rr_tied", "success_plain",
-           "success_tied", "err_plain", "err_tied", "err_reb", "err_depth", "theta"]
+__all__ = ["gain", "jk_discount", "discount_sum", "dcg_b_plain", "dcg_b_tied", "dcg_plain", "dcg_tied",
+           "relcount_plain", "relcount_tied", "rbp_plain", "rbp_tied", "sp_plain", "sp_tied",
+           "ap_denominator", "rr_plain", "rr_tied", "success_plain", "success_tied", "err_plain", "err_tied", "err_reb", "err_depth", "theta"]
 
 NORM_REL, NORM_K, NORM_MIN = 0, 1, 2
 
 _jit = nb.njit(cache=True, nogil=True)
+# the DCG loops shared by MSnDCG and J&K's DCG_b, inlined at Numba IR level into each caller so
+# that the caller's constant discount base folds the branch on it
+_inl = nb.njit(cache=True, nogil=True, inline="always")
 
 
 @_jit
@@ -100,19 +103,54 @@ def _count_rel(lab, start, end, rel):
 
 # --------------------------------------------------------------------------- DCG, rank-linear
 @_jit
-def dcg_plain(lab, n, k, gtype, tabs):
-    """DCG@k = sum_{i<=K} g(l_i) / log2(i+1)."""
+def jk_discount(r, base):
+    """Järvelin & Kekäläinen's discount of rank r with logarithm base b (TOIS 20(4) 2002;
+    NTCIREVAL's ``_orig_dcglog``): d_b(r) = 1 for r = 1 or r < b, else
+    1 / log_b(r) = ln b / ln r."""
+    if r == 1 or r < base:
+        return 1.0
+    return math.log(base) / math.log(r)
+
+
+@_inl
+def _discount(tabs, base, i):
+    """d(i+1), the discount of position i: MSnDCG's 1/log2(i+2) read from ``tabs`` (``base`` 0)
+    or :func:`jk_discount` (``base`` b > 1). MSnDCG's callers pass a literal 0.0, a constant
+    once this is inlined into them (the core benchmark shows no cost: RESULTS_core.md)."""
+    if base == 0.0:
+        return tabs[0, i]
+    return jk_discount(i + 1.0, base)
+
+
+@_inl
+def discount_sum(tabs, base, lo, hi):
+    """sum_{i=lo}^{hi-1} d(i+1) (``base`` as in :func:`_discount`): a difference of the
+    prefix sums ``tabs[1]`` (O(1)) for base 0, the discounts added up in rank order for b > 1."""
+    if base == 0.0:
+        return tabs[1, hi] - tabs[1, lo]
+    s = 0.0
+    for i in range(lo, hi):
+        s += jk_discount(i + 1.0, base)
+    return s
+
+
+@_inl
+def dcg_b_plain(lab, n, k, gtype, tabs, base):
+    """DCG@k = sum_{i<=K} g(l_i) d(i), d the discount of :func:`_discount`: MSnDCG (base 0) and
+    J&K's DCG_b (base b) share this loop."""
     K = _cut(k, n)
     s = 0.0
     for i in range(K):
         if lab[i] > 0:
-            s += gain(lab[i], gtype) * tabs[0, i]
+            s += gain(lab[i], gtype) * _discount(tabs, base, i)
     return s
 
 
-@_jit
-def dcg_tied(lab, gend, ng, n, k, gtype, tabs):
-    """Tie-aware DCG@k = sum_g mean_gain(T_g) * sum_{i in group g, i<=K} d(i)."""
+@_inl
+def dcg_b_tied(lab, gend, ng, n, k, gtype, tabs, base):
+    """Tie-aware DCG@k = sum_g mean_gain(T_g) * sum_{i in group g, i<=K} d(i) (McSherry & Najork
+    2008; SPEC_math §5), d as in :func:`_discount`, the group's discounts by
+    :func:`discount_sum`: MSnDCG (base 0) and J&K's DCG_b (base b) share this loop."""
     K = _cut(k, n)
     s = 0.0
     start = 0
@@ -124,10 +162,23 @@ def dcg_tied(lab, gend, ng, n, k, gtype, tabs):
         for i in range(start, end):
             gs += gain(lab[i], gtype)
         if gs > 0.0:
-            ds = tabs[1, min(end, K)] - tabs[1, start]
+            ds = discount_sum(tabs, base, start, min(end, K))
             s += gs / (end - start) * ds
         start = end
     return s
+
+
+@_jit
+def dcg_plain(lab, n, k, gtype, tabs):
+    """DCG@k = sum_{i<=K} g(l_i) / log2(i+1) (:func:`dcg_b_plain` with the log2 tables)."""
+    return dcg_b_plain(lab, n, k, gtype, tabs, 0.0)
+
+
+@_jit
+def dcg_tied(lab, gend, ng, n, k, gtype, tabs):
+    """Tie-aware DCG@k = sum_g mean_gain(T_g) * sum_{i in group g, i<=K} d(i), d(i) = 1/log2(i+1)
+    (:func:`dcg_b_tied` with the log2 tables: a group's discounts cost O(1))."""
+    return dcg_b_tied(lab, gend, ng, n, k, gtype, tabs, 0.0)
 
 
 @_jit

@@ -22,10 +22,13 @@ ranks up to rp instead): :func:`pmeasure_plain`, :func:`pmeasure_tied`.
 NCU with rank-biased stops (Sakai & Robertson, EVIA 2008; NTCIREVAL's ``NCUrb,BR`` /
 ``NCUrb,P``): the user stops at the c-th relevant document of the list with probability
 gamma^(c-1) / Z, Z = sum_{i<R} gamma^i: :func:`ncurb_plain`, :func:`ncurb_tied`. Its two reals
-travel as TBG's do (docs/adding_a_measure.md section 4): beta in ``fp`` and the exact code of
-gamma (:func:`uefast.kernels.tbg.unit_code`) in ``norm``. Unlike
-:mod:`uefast.kernels.metrics`' DCG, the discount here depends on the base ``fp``, so it is
-computed (one logarithm per rank) rather than read from the log2 tables.
+reach the routines as the row ``fp`` = (beta, gamma) (the family's ``reals=2``;
+docs/adding_a_measure.md section 4).
+
+DCG_b shares MSnDCG's loops (:func:`uefast.kernels.metrics.dcg_b_plain`,
+:func:`~uefast.kernels.metrics.dcg_b_tied`): the discount
+:func:`~uefast.kernels.metrics.jk_discount` depends on the base ``fp``, so it is computed (one logarithm per rank) where MSnDCG reads the
+log2 tables.
 """
 from __future__ import annotations
 
@@ -34,89 +37,55 @@ import math
 import numba as nb
 import numpy as np
 
-from uefast.kernels.metrics import _cut, gain
-from uefast.kernels.sakai import _lchoose, ncu_plain, ncu_tied
-from uefast.kernels.tbg import unit_value
+from uefast.kernels.metrics import _cut, dcg_b_plain, dcg_b_tied, discount_sum, gain
+from uefast.kernels.sakai import _br_group, _lchoose, ncu_plain, ncu_tied
 
-__all__ = ["jk_discount", "jkdcg_plain_r", "jkdcg_tied_r", "jkdcg_iub_r", "jkdcg_reb_r",
-           "ncu_plain_r", "ncu_tied_r", "ncu_iub_r", "ncu_reb_r", "pmeasure_plain", "pmeasure_tied",
-           "pm_plain_r", "pm_tied_r", "pm_reb_r", "ncurb_plain", "ncurb_tied", "ncurb_plain_r",
-           "ncurb_tied_r", "ncurb_iub_r", "ncurb_reb_r"]
+__all__ = ["jkdcg_plain", "jkdcg_tied", "jkdcg_plain_r", "jkdcg_tied_r", "jkdcg_iub_r",
+           "jkdcg_reb_r", "ncu_plain_r", "ncu_tied_r", "ncu_iub_r", "ncu_reb_r", "pmeasure_plain",
+           "pmeasure_tied", "pm_plain_r", "pm_tied_r", "pm_reb_r", "ncurb_plain", "ncurb_tied",
+           "ncurb_plain_r", "ncurb_tied_r", "ncurb_iub_r", "ncurb_reb_r"]
 
 _jit = nb.njit(cache=True, nogil=True)
 _wrap = nb.njit(cache=True, nogil=True, inline="always")
 
 
 @_jit
-def jk_discount(r, base):
-    """d_b(r) = 1 for r = 1 or r < b, else 1 / log_b(r) = ln b / ln r (NTCIREVAL's
-    ``_orig_dcglog``)."""
-    if r == 1 or r < base:
-        return 1.0
-    return math.log(base) / math.log(r)
+def jkdcg_plain(lab, n, k, gtype, tabs, base):
+    """DCG_b@k of one ordered list (module docstring): :func:`uefast.kernels.metrics.dcg_b_plain`
+    with the base b discount."""
+    return dcg_b_plain(lab, n, k, gtype, tabs, base)
 
 
 @_jit
-def _jk_discount_sum(lo, hi, base):
-    """sum_{r=lo+1}^{hi} d_b(r) (ranks, i.e. positions lo..hi-1)."""
-    s = 0.0
-    for i in range(lo, hi):
-        s += jk_discount(i + 1.0, base)
-    return s
-
-
-@_jit
-def jkdcg_plain(lab, n, k, gtype, base):
-    """DCG_b@k of one ordered list (module docstring)."""
-    K = _cut(k, n)
-    s = 0.0
-    for i in range(K):
-        if lab[i] > 0:
-            s += gain(lab[i], gtype) * jk_discount(i + 1.0, base)
-    return s
-
-
-@_jit
-def jkdcg_tied(lab, gend, ng, n, k, gtype, base):
-    """Tie-aware DCG_b@k = sum_g mean_gain(T_g) sum_{r in group g, r<=K} d_b(r)."""
-    K = _cut(k, n)
-    s = 0.0
-    start = 0
-    for g in range(ng):
-        end = gend[g]
-        if start >= K:
-            break
-        gs = 0.0
-        for i in range(start, end):
-            gs += gain(lab[i], gtype)
-        if gs > 0.0:
-            s += gs / (end - start) * _jk_discount_sum(start, min(end, K), base)
-        start = end
-    return s
+def jkdcg_tied(lab, gend, ng, n, k, gtype, tabs, base):
+    """Tie-aware DCG_b@k = sum_g mean_gain(T_g) sum_{r in group g, r<=K} d_b(r)
+    (:func:`uefast.kernels.metrics.dcg_b_tied`, MSnDCG's tie-group loop, with the base b
+    discount)."""
+    return dcg_b_tied(lab, gend, ng, n, k, gtype, tabs, base)
 
 
 # ------------------------------------------------------------------ routines (registry signature)
 @_wrap
 def jkdcg_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
-    return jkdcg_plain(lab, n, k, gtype, fp)
+    return jkdcg_plain(lab, n, k, gtype, tabs, fp)
 
 
 @_wrap
 def jkdcg_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
-    return jkdcg_tied(lab, gend, ng, n, k, gtype, fp)
+    return jkdcg_tied(lab, gend, ng, n, k, gtype, tabs, fp)
 
 
 @_wrap
 def jkdcg_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """DCG_b@k of the ideal ranking (the maximum: d_b is non-increasing, rearrangement
     inequality)."""
-    return jkdcg_plain(lab, n, k, gtype, fp)
+    return jkdcg_plain(lab, n, k, gtype, tabs, fp)
 
 
 @_wrap
 def jkdcg_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     """E[DCG_b@k] = (gsum / n) sum_{r<=K} d_b(r)."""
-    return gsum / n * _jk_discount_sum(0, _cut(k, n), fp)
+    return gsum / n * discount_sum(tabs, fp, 0, _cut(k, n))
 
 
 @_wrap
@@ -180,7 +149,8 @@ def pmeasure_plain(lab, n, gtype, beta, ideal):
 def pmeasure_tied(lab, gend, ng, n, gtype, beta, ideal):
     """Tie-aware P-measure (the expectation over the orders consistent with the tie groups).
     The groups before g*, the first group holding a document of the top level L*, only add their
-    relevant count R_< and gain CG_<. In g* (starting after position c; t documents, h of level
+    relevant count R_< and gain CG_< (totals over the positions before g*, whatever their
+    groups). In g* (starting after position c; t documents, h of level
     L*, the nn = t - h others holding r' relevant documents of gain sum G'), the first L* document
     is at c + m with probability C(t-m, h-1)/C(t, h), and the m - 1 documents before it are a
     random subset of the nn others, so by linearity
@@ -193,46 +163,45 @@ def pmeasure_tied(lab, gend, ng, n, gtype, beta, ideal):
     if top < 1:
         return 0.0
     ni = ideal.shape[0]
-    cgi = 0.0
-    r_before = 0.0
+    p = 0
+    while lab[p] != top:  # the first document of level L* (there is one) ...
+        p += 1
+    g = 0
+    while gend[g] <= p:  # ... and its group g*, positions start..end-1
+        g += 1
+    start = gend[g - 1] if g > 0 else 0
+    end = gend[g]
+    # R_<, CG_< and cg*(c) are totals over positions 0..c-1 (c = start), whatever the groups
+    # there, and r, G those of g*: the blended-ratio group walk of Q, P+ and NCU gives both (its
+    # sum of BR is theirs, not used here); it advances cg* over the positions it reads, all of
+    # 0..c-1 and none of g* (K = start), which the loop below walks
+    r_before = 0
     g_before = 0.0
-    start = 0
-    for g in range(ng):
-        end = gend[g]
-        t = end - start
-        h = 0
-        r = 0
-        gs = 0.0
-        for i in range(start, end):
-            if lab[i] == top:
-                h += 1
-            if lab[i] >= 1:
-                r += 1
-                gs += gain(lab[i], gtype)
-        if h == 0:
-            for i in range(start, end):
-                if i < ni:
-                    cgi += gain(ideal[i], gtype)
-            r_before += r
-            g_before += gs
-            start = end
-            continue
-        gtop = gain(top, gtype)
-        nn = t - h
-        rrate = (r - h) / nn if nn > 0 else 0.0
-        grate = (gs - h * gtop) / nn if nn > 0 else 0.0
-        pm = h / t
-        out = 0.0
-        for m in range(1, nn + 2):
-            i = start + m - 1
-            if i < ni:
-                cgi += gain(ideal[i], gtype)
-            num = r_before + 1.0 + (m - 1) * rrate + beta * (g_before + gtop + (m - 1) * grate)
-            out += pm * num / (i + 1.0 + beta * cgi)
-            if m <= nn:
-                pm *= (t - m - h + 1.0) / (t - m)  # C(t-m-1, h-1)/C(t-m, h-1)
-        return out
-    return 0.0  # pragma: no cover
+    cgi = 0.0
+    if start > 0:
+        _, r_before, g_before, cgi = _br_group(lab, 0, start, start, gtype, beta, ideal, 0.0, 0.0,
+                                               0.0, False)
+    _, r, gs, _ = _br_group(lab, start, end, start, gtype, beta, ideal, 0.0, 0.0, 0.0, False)
+    t = end - start
+    h = 0
+    for i in range(start, end):
+        if lab[i] == top:
+            h += 1
+    gtop = gain(top, gtype)
+    nn = t - h
+    rrate = (r - h) / nn if nn > 0 else 0.0
+    grate = (gs - h * gtop) / nn if nn > 0 else 0.0
+    pm = h / t
+    out = 0.0
+    for m in range(1, nn + 2):
+        i = start + m - 1
+        if i < ni:
+            cgi += gain(ideal[i], gtype)
+        num = r_before + 1.0 + (m - 1) * rrate + beta * (g_before + gtop + (m - 1) * grate)
+        out += pm * num / (i + 1.0 + beta * cgi)
+        if m <= nn:
+            pm *= (t - m - h + 1.0) / (t - m)  # C(t-m-1, h-1)/C(t-m, h-1)
+    return out
 
 
 @_wrap
@@ -368,12 +337,12 @@ def ncurb_tied(lab, gend, ng, n, k, gtype, beta, gamma, nrel, ideal):
 
 @_wrap
 def ncurb_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
-    return ncurb_plain(lab, n, k, gtype, fp, unit_value(norm), nrel, ideal)
+    return ncurb_plain(lab, n, k, gtype, fp[0], fp[1], nrel, ideal)
 
 
 @_wrap
 def ncurb_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
-    return ncurb_tied(lab, gend, ng, n, k, gtype, fp, unit_value(norm), nrel, ideal)
+    return ncurb_tied(lab, gend, ng, n, k, gtype, fp[0], fp[1], nrel, ideal)
 
 
 @_wrap
@@ -381,7 +350,7 @@ def ncurb_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     """NCUrb@k of the ideal ranking, sum_{c<min(R,K)} gamma^c / Z (1 without a cutoff): BR <= 1,
     the relevant ranks <= K take at most the min(R, K) largest weights, and the ideal ranking
     has BR = 1 at each of them."""
-    return ncurb_plain(lab, n, k, gtype, fp, unit_value(norm), nrel, lab[:n])
+    return ncurb_plain(lab, n, k, gtype, fp[0], fp[1], nrel, lab[:n])
 
 
 @_wrap
@@ -389,4 +358,4 @@ def ncurb_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch
     """E[NCUrb@k] over random orders of the n judged labels (sorted descending, so also the ideal
     ranking): the tie-aware routine with one group. O(n R)."""
     gend[0] = n
-    return ncurb_tied(lab, gend, np.int64(1), n, k, gtype, fp, unit_value(norm), nrel, lab[:n])
+    return ncurb_tied(lab, gend, np.int64(1), n, k, gtype, fp[0], fp[1], nrel, lab[:n])

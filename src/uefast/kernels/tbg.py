@@ -13,9 +13,8 @@ to reach rank k and the gain are
 
 Since D(T(k)) = prod_{i<k} delta(d_i), delta(d) = exp(-t(d) ln 2 / h), TBG has ERR's cascade
 shape. With a constant length l, delta takes two values: delta_1 for a relevant document,
-delta_0 for a non-relevant one. The kernel parameters then carry (g, delta_1, delta_0): ``fp`` = g,
-``norm`` and ``gtype`` = :func:`unit_code` of delta_1 and delta_0 (exact integer codes of the two
-float64 numbers; the driver reads ``gtype`` only to pick a gain sum, which TBG does not use).
+delta_0 for a non-relevant one. The family's three reals (``reals=3``) reach the routines as the
+row ``fp`` = (g, delta_1, delta_0).
 
 * value: O(K);
 * IUB: the relevant documents first, g sum_{j<min(R,K)} delta_1^j. It is the maximum over all
@@ -33,7 +32,7 @@ import numpy as np
 
 from uefast.kernels.metrics import _cut
 
-__all__ = ["unit_code", "unit_value", "tbg_plain", "group_sum", "tbg_tied", "TBG_TAIL", "REL_BIT",
+__all__ = ["tbg_plain", "group_sum", "tbg_tied", "TBG_TAIL", "REL_BIT",
            "code_delta", "doc_plain", "doc_group", "doc_tied", "tbg_plain_r", "tbg_tied_r",
            "tbg_iub_r", "tbg_reb_r"]
 
@@ -46,24 +45,6 @@ TBG_TAIL = 2.0 ** -60
 #: decay factors below 2^-MIN_EXP are refused when planning (``t / h`` above ~900)
 MIN_EXP = 960
 _MANT = 1 << 52
-
-
-def unit_code(x: float) -> int:
-    """An exact int64 code of a float64 ``x`` in [2^-960, 1]: x = M 2^E with M a 53-bit integer
-    (leading bit dropped) and 53 <= -E < 2048; code = (M - 2^52) 2^11 + (-E) < 2^63.
-    :func:`unit_value` decodes it bit for bit."""
-    if not (2.0 ** -MIN_EXP <= x <= 1.0):
-        raise ValueError(f"unit_code: {x!r} is not in [2^-{MIN_EXP}, 1]")
-    mf, e = math.frexp(x)  # x = mf 2^e, 0.5 <= mf < 1
-    m = int(mf * 2.0 ** 53)
-    return (m - _MANT) * 2048 + (53 - e)
-
-
-@_jit
-def unit_value(code):
-    """The float64 that :func:`unit_code` encoded: (code // 2^11 + 2^52) 2^-(code mod 2^11)."""
-    m = (code >> 11) + _MANT
-    return float(m) * 2.0 ** (-(code & 2047))
 
 
 @_jit
@@ -260,20 +241,20 @@ def doc_tied(lab, gend, ng, n, k, rel, g, f):
 
 
 # ------------------------------------------------------------------ the uniform routines
-# constant length: fp = g, norm = code(delta_1) >= 0, gtype = code(delta_0) (module docstring);
-# per-document lengths: fp = g, rel = REL_BIT, norm = -1, the labels are per-document codes
+# constant length: fp = (g, delta_1, delta_0), norm = 0 (module docstring); per-document lengths:
+# fp[0] = g, rel = REL_BIT, norm = -1, the labels are per-document codes
 @_wrap
 def tbg_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
     if norm < 0:
-        return doc_plain(lab, n, k, rel, fp)
-    return tbg_plain(lab, n, k, rel, fp, unit_value(norm), unit_value(gtype))
+        return doc_plain(lab, n, k, rel, fp[0])
+    return tbg_plain(lab, n, k, rel, fp[0], fp[1], fp[2])
 
 
 @_wrap
 def tbg_tied_r(lab, gend, ng, n, k, gtype, rel, fp, norm, nrel, tabs, scratch, ideal):
     if norm < 0:
-        return doc_tied(lab, gend, ng, n, k, rel, fp, scratch)
-    return tbg_tied(lab, gend, ng, n, k, rel, fp, unit_value(norm), unit_value(gtype), scratch)
+        return doc_tied(lab, gend, ng, n, k, rel, fp[0], scratch)
+    return tbg_tied(lab, gend, ng, n, k, rel, fp[0], fp[1], fp[2], scratch)
 
 
 @_wrap
@@ -282,14 +263,14 @@ def tbg_iub_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs):
     docstring). Per-document lengths: the judged codes sorted descending, i.e. the relevant
     documents first, the largest delta (shortest) first (the maximum: docs/tbg.md)."""
     if norm < 0:
-        return doc_plain(lab, n, k, rel, fp)
-    d1 = unit_value(norm)
+        return doc_plain(lab, n, k, rel, fp[0])
+    d1 = fp[1]
     s = 0.0
     w = 1.0
     for _ in range(min(nrel, _cut(k, n))):
         s += w
         w *= d1
-    return fp * s
+    return fp[0] * s
 
 
 @_wrap
@@ -299,5 +280,5 @@ def tbg_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
     serves ``reb_universe="collection"`` (n = the collection's size). Per-document lengths:
     g :func:`doc_group` over the n judged codes, O(n min(K, M))."""
     if norm < 0:
-        return fp * doc_group(lab, 0, n, _cut(k, n), rel, scratch)
-    return fp * group_sum(n, nrel, _cut(k, n), unit_value(norm), unit_value(gtype), scratch)
+        return fp[0] * doc_group(lab, 0, n, _cut(k, n), rel, scratch)
+    return fp[0] * group_sum(n, nrel, _cut(k, n), fp[1], fp[2], scratch)

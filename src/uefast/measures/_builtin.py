@@ -148,8 +148,7 @@ def _tbg(m: Any, ctx: PlanContext) -> KernelParams:
                              f"lengths=const there)")
         # the labels are per-document codes (uefast.tbg_lengths): relevant iff >= REL_BIT
         return KernelParams(rel=tbg_k.REL_BIT, fparam=g, norm=-1)
-    return KernelParams(gtype=tbg_k.unit_code(d0), rel=_rel(m, ctx), fparam=g,
-                        norm=tbg_k.unit_code(d1))
+    return KernelParams(rel=_rel(m, ctx), fparam=g, fparam2=d1, fparam3=d0)
 
 
 _SANTU = "Santu & Feng, arXiv 2209.05007 (2022) for IUB/REB; SPEC_math §1-§2"
@@ -318,7 +317,7 @@ register(Family(
             "(lengths=const) or column doc_len (lengths=doc; `length` where absent)",
     source="Smucker & Clarke, SIGIR 2012 (calibrated parameters); no NTCIREVAL definition",
     plain=tbg_k.tbg_plain_r, tied=tbg_k.tbg_tied_r, iub=tbg_k.tbg_iub_r, reb=tbg_k.tbg_reb_r,
-    kernel_params=_tbg,
+    kernel_params=_tbg, reals=3,
     params={"rel": None, "h": 224.0, "ts": 4.4, "alpha": 0.018, "beta": 7.8, "pc1": 0.64,
             "pc0": 0.39, "ps1": 0.77, "length": 1000.0, "lengths": "const"},
     choices={"lengths": ("const", "doc")}, sorted_labels="top_k",
@@ -397,11 +396,7 @@ register(Family(
 def _ncurb(m: Any, ctx: PlanContext) -> KernelParams:
     gtype = 0 if m.param("gain") == "lin" else _raw_exp(m, ctx)
     beta = float(m.param("beta")) if m.param("nu") == "br" else 0.0
-    gamma = float(m.param("gamma"))
-    if not 2.0 ** -tbg_k.MIN_EXP <= gamma:
-        raise InputError(f"measure {str(m)!r}: gamma={gamma:g} is below 2^-{tbg_k.MIN_EXP}")
-    # two reals: beta in fparam, gamma's exact code in norm (TBG's pattern, kernels/ntcir.py)
-    return KernelParams(gtype=gtype, rel=1, fparam=beta, norm=tbg_k.unit_code(gamma))
+    return KernelParams(gtype=gtype, rel=1, fparam=beta, fparam2=float(m.param("gamma")))
 
 
 def _ncurb_check(cutoff: Any, params: dict, text: str) -> None:
@@ -420,7 +415,7 @@ register(Family(
             "gives Q-measure",
     source="Sakai & Robertson, EVIA 2008 (NTCIREVAL's NCUrb,BR and NCUrb,P; --gamma 0.95)",
     plain=nt.ncurb_plain_r, tied=nt.ncurb_tied_r, iub=nt.ncurb_iub_r, reb=nt.ncurb_reb_r,
-    kernel_params=_ncurb, params={"gamma": 0.95, "nu": "br", "beta": 1.0, "gain": "lin"},
+    kernel_params=_ncurb, reals=2, params={"gamma": 0.95, "nu": "br", "beta": 1.0, "gain": "lin"},
     choices={"nu": ("br", "p"), **_LIN_EXP}, check=_ncurb_check,
     fixed_aliases={"NCUrbBR": {"nu": "br"}, "NCUrbP": {"nu": "p"}},
     state=("nrel", "ideal"), sorted_labels="all", external={"ntcireval": "NCUrb,BR"}))

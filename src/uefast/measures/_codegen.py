@@ -9,7 +9,9 @@ paper's REB, the exact REB it was given). Each line sits under ``if FAMS & F_<NA
 a module constant (every family) that Numba's dead-branch pruning resolves before it inlines the
 routines; the CPU driver compiles copies of these functions with ``FAMS`` rebound to the families
 a call asks for (:func:`uefast.kernels.driver.chunk_kernels`), so a call compiles only those
-families' routines. tests/test_registry.py checks that the committed file is
+families' routines. ``fparam`` is the measure's row of real parameters (``MeasurePlan.fparams[m]``):
+a family's routines get its first element as their ``fp``, or the row itself where the family reads
+more than one (``Family.reals``). tests/test_registry.py checks that the committed file is
 what this writes, so the registry is the one source of the dispatch.
 """
 from __future__ import annotations
@@ -45,9 +47,12 @@ def _const(name: str) -> str:
     return "K_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
 
 
-def _args(sig: str) -> str:
+def _args(sig: str, reals: int = 1) -> str:
+    """The routine's arguments: the dispatch's but ``kind``, ``fparam`` its first real unless the
+    family reads several (then the row)."""
     inner = sig[sig.index("(") + 1:-1]
-    return ", ".join(a for a in inner.split(", ") if a not in ("kind", "exact"))
+    return ", ".join("fparam[0]" if a == "fparam" and reals == 1 else a
+                     for a in inner.split(", ") if a not in ("kind", "exact"))
 
 
 def _name(sig: str) -> str:
@@ -113,7 +118,7 @@ def render(families) -> str:
                 continue
             out.append(f"    if FAMS & F_{_const(f.name)[2:]}:")
             out.append(f"        if kind == {_const(f.name)}:")
-            out.append(f"            return {fn.__name__}({_args(sig)})")
+            out.append(f"            return {fn.__name__}({_args(sig, f.reals)})")
         out.append("    return exact" if role == "paper_reb" else "    return np.nan")
         out.append("")
     return "\n".join(out)

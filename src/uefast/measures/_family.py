@@ -13,7 +13,10 @@ A :class:`Family` is everything uefast knows about one measure family, in one pl
 * kernels -- ``code`` (the dispatch code, :mod:`uefast.kernels.dispatch`) and the four routines
   ``plain``, ``tied``, ``iub``, ``reb`` (Numba functions of the signatures in
   :mod:`uefast.kernels.routines`), ``paper_reb`` (the paper's REB, or None where the paper gives
-  none), ``kernel_params`` (a measure and a :class:`PlanContext` -> :class:`KernelParams`);
+  none), ``kernel_params`` (a measure and a :class:`PlanContext` -> :class:`KernelParams`),
+  ``reals`` (how many of the measure's real parameters its routines read, 1 to :data:`REALS`:
+  with 1 their ``fp`` argument is ``fparam``, with more it is the row
+  ``(fparam, fparam2, fparam3)``);
 * every family takes the modifier ``judged=only`` (added by :func:`register`): the measure on the
   condensed list, the run's unjudged documents removed before ranking;
 * the per-query state it needs -- ``state``, a subset of :data:`STATES`, and ``sorted_labels``:
@@ -44,8 +47,8 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 from uefast.errors import MeasureRegistrationError
 
-__all__ = ["Family", "KernelParams", "PlanContext", "STATES", "FAMILIES", "ALIASES", "register",
-           "unregister"]
+__all__ = ["Family", "KernelParams", "PlanContext", "STATES", "REALS", "FAMILIES", "ALIASES",
+           "register", "unregister"]
 
 #: Per-query state a family may ask the judged pass for:
 #: ``nrel`` -- Np, the judged documents at or above the relevance threshold;
@@ -60,14 +63,21 @@ _REQUIRED = ("name", "code", "description", "formula", "source", "plain", "tied"
              "kernel_params")
 
 
+#: how many real parameters a measure carries to its routines (:attr:`Family.reals`)
+REALS = 3
+
+
 class KernelParams(NamedTuple):
     """What the kernels read for one measure: gain code, relevance threshold, the real parameter
-    (RBP's p, ERR's lmax, Q's beta), AP's norm code."""
+    (RBP's p, ERR's lmax, Q's beta), AP's norm code, and a family's second and third reals where
+    its ``reals`` asks for them (NCUrb's gamma; TBG's decay factors delta_1, delta_0)."""
 
     gtype: int = 0
     rel: int = 1
     fparam: float = 0.0
     norm: int = 0
+    fparam2: float = 0.0
+    fparam3: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -118,6 +128,7 @@ class Family:
     label_source: str = "label"
     check: Callable[[Any, str], None] | None = None
     label_max_rule: Callable[[Any], bool] | None = None
+    reals: int = 1
 
     def condensed(self, m: Any) -> bool:
         """Whether measure ``m`` is computed on the condensed list (the run's unjudged documents
@@ -160,6 +171,8 @@ class Family:
             out.append(f"label_source (one of ['label', 'judged'], got {self.label_source!r})")
         if self.sorted_labels not in ("none", "top_k", "all"):
             out.append(f"sorted_labels (one of ['none', 'top_k', 'all'], got {self.sorted_labels!r})")
+        if self.reals not in range(1, REALS + 1):
+            out.append(f"reals (1 to {REALS}, got {self.reals!r})")
         bad = set(self.state) - STATES
         if bad:
             out.append(f"known state names (unknown: {sorted(bad)}; known: {sorted(STATES)})")
