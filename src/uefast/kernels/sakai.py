@@ -31,7 +31,7 @@ import numba as nb
 
 from uefast.kernels.metrics import _cut, gain
 
-__all__ = ["q_plain", "q_tied", "q_reb", "ncu_plain", "ncu_tied", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
+__all__ = ["q_plain", "q_plain_pos", "q_tied", "q_reb", "ncu_plain", "ncu_tied", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
 
 _jit = nb.njit(cache=True, nogil=True)
 # the shared blended-ratio helpers are inlined at Numba IR level into their callers: as separate
@@ -122,6 +122,49 @@ def q_plain(lab, n, k, gtype, beta, nrel, ideal):
     return s / (min(nrel, k) if k > 0 else nrel)
 
 
+@_jit
+def q_plain_pos(lab, n, k, gtype, beta, nrel, ideal, pos):
+    """:func:`q_plain` for the ranking pass, the same sum in fewer steps: the relevant ranks are
+    first compacted into ``pos`` (int64 scratch of length >= K; a store per rank, no branch on
+    the label, as :func:`~uefast.kernels.metrics.sp_plain`), then only they are visited, with
+    cg*(i + 1) = CG*_<b + (i + 1 - s_b) g_b read off the block b of equal labels of ``ideal``
+    that holds rank i + 1 (blocks starting at s_b, gain g_b, CG*_<b the gain before; past the
+    relevant ones cg* stays at the judged gain sum). Per relevant rank one division, and one
+    branch per block of the ideal ranking instead of one per rank. Integer gains (gain=lin, and
+    gain=exp below 2^53) give the bits of :func:`q_plain`; others agree to rounding."""
+    if nrel == 0:
+        return 0.0
+    K = _cut(k, n)
+    m = 0
+    for i in range(K):
+        pos[m] = i
+        m += lab[i] >= 1
+    ni = ideal.shape[0]
+    s = 0.0
+    cg = 0.0
+    bs = 0  # the ideal block [bs, be) of gain gv, cg* = cgb before it
+    be = 0
+    gv = 0.0
+    cgb = 0.0
+    for c in range(m):
+        i = pos[c]
+        while i >= be:
+            cgb += (be - bs) * gv
+            bs = be
+            if bs < ni and ideal[bs] >= 1:
+                v = ideal[bs]
+                gv = gain(v, gtype)
+                be = bs + 1
+                while be < ni and ideal[be] == v:
+                    be += 1
+            else:  # no gain beyond: cg* is the judged gain sum for every later rank
+                gv = 0.0
+                be = K
+        cg += gain(lab[i], gtype)
+        s += (c + 1 + beta * cg) / (i + 1.0 + beta * (cgb + (i + 1 - bs) * gv))
+    return s / (min(nrel, k) if k > 0 else nrel)
+
+
 @_inl
 def _br_tied(lab, gend, ng, K, gtype, beta, ideal, wgain):
     """The tie-aware sum of w(p) BR(p) over positions < K (w as in :func:`_br_walk`): the groups
@@ -160,13 +203,27 @@ def q_reb(lab, n, k, gtype, beta, nrel, gsum):
     also the ideal ranking), ``gsum`` their gain sum: :func:`q_tied` with one group of all n
     documents, whose relevant count R = ``nrel`` and gain sum are known, so
     sum_{m<K} (S/n + m (R-1) S/(n(n-1))) / (m+1 + beta cg*(m+1)) / min(R, k), S = R + beta gsum.
-    O(K), one pass."""
+    O(K), one pass: :func:`_br_positions`' sum, term for term, with cg* advanced by each block
+    of equal labels' gain (one gain per block) and held once the labels have none left."""
     if nrel == 0:
         return 0.0
     S = nrel + beta * gsum
     a = S / n
     b = (nrel - 1.0) * S / (n * (n - 1.0)) if n > 1 else 0.0
-    s, _ = _br_positions(0, _cut(k, n), a, b, beta, lab[:n], gtype, 0.0)
+    K = _cut(k, n)
+    s = 0.0
+    cgi = 0.0
+    i = 0
+    while i < K and lab[i] >= 1:
+        v = lab[i]
+        gv = gain(v, gtype)
+        while i < K and lab[i] == v:
+            cgi += gv
+            s += (a + i * b) / (i + 1.0 + beta * cgi)
+            i += 1
+    bc = beta * cgi  # no gain below label 1: cg* stays
+    for j in range(i, K):
+        s += (a + j * b) / (j + 1.0 + bc)
     return s / (min(nrel, k) if k > 0 else nrel)
 
 
