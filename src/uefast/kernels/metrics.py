@@ -425,6 +425,10 @@ def err_tied(lab, gend, ng, n, k, lmax, gtype, f):
     return s
 
 
+#: 1/i for i < ERR_GF_MAX_DEPTH (index 0 unused): the reciprocals :func:`err_reb_gf` multiplies
+#: by, a constant of the compiled code rather than divisions per query
+ERR_GF_MAX_DEPTH = 64
+_RECIP = np.array([0.0] + [1.0 / i for i in range(1, ERR_GF_MAX_DEPTH)])
 #: :func:`err_reb` by generating functions only while N^kg (N = n - 1) stays below 2^900: its
 #: scaled coefficients and their rescaling factors are then finite (float64 ends at 2^1024)
 ERR_GF_LOG2_MAX = 900.0
@@ -452,63 +456,60 @@ def err_reb_gf(lab, n, kg, lmax, gtype, starts, nblocks, f):
     c theta P, P <- P (1 + y x)); x is scaled by 1/N, so the m-th coefficients stay <= n/m!, and
     the m-th is multiplied back by N^m / C(N, m) = prod_{i<m} (i+1) N / (N - i). ERR@kg =
     sum_{r<=kg} (E_{r-1} - E_r)/r. Cost O(b kg^2) for b blocks, nothing per document.
-    ``f``: scratch of length >= 4 kg + 2 min(nblocks, kg); the caller keeps N^kg below
-    2^:data:`ERR_GF_LOG2_MAX` (the scaled coefficients and factors finite)."""
+    ``f``: scratch of length >= 2 kg + 2 min(nblocks, kg); kg < :data:`ERR_GF_MAX_DEPTH`, and the
+    caller keeps N^kg below 2^:data:`ERR_GF_LOG2_MAX` (the scaled coefficients and factors
+    finite)."""
     J = kg  # the coefficients 0 .. kg-1 of A B
     D = min(nblocks, J)  # B and P: degree < D
     N = n - 1.0
     w = 1.0 / N
-    a = f[0:J]
-    a2 = f[J:2 * J]
-    fc = f[2 * J:3 * J]
-    inv = f[3 * J:4 * J]
-    pp = f[4 * J:4 * J + D]
-    bb = f[4 * J + D:4 * J + 2 * D]
+    inv = _RECIP
+    # f holds A and the next A (at offsets oa, ob: swapped, not sliced, so no reference counting
+    # per block), then P at 2J and B at 2J + D
+    oa = 0
+    ob = J
+    op = 2 * J
+    obb = 2 * J + D
     for j in range(J):
-        a[j] = 0.0
-        inv[j] = 1.0 / j if j > 0 else 0.0
-    for j in range(D):
-        pp[j] = 0.0
-        bb[j] = 0.0
-    a[0] = 1.0
-    pp[0] = 1.0
+        f[j] = 0.0
+    for j in range(2 * D):
+        f[op + j] = 0.0
+    f[0] = 1.0
+    f[op] = 1.0
     deg = 0  # the degree of P (B's is one less), capped at D - 1
     for v in range(nblocks):
         c = starts[v + 1] - starts[v]
         th = theta(lab[starts[v]], lmax, gtype)
         yh = (1.0 - th) * w
-        # A <- A (1 + yh x)^(c-1): the factor's coefficients C(c-1, i) yh^i, then the product
-        # row by row into the other buffer (independent j: the inner loop vectorises)
+        # A <- A (1 + yh x)^(c-1) into the other buffer, row i of the product adding the
+        # factor's coefficient C(c-1, i) yh^i times A shifted by i (the coefficient's chain of
+        # multiplications runs beside the row's independent multiply-adds)
         top = min(c - 1, J - 1)
         if top > 0:
-            fc[0] = 1.0
-            for i in range(1, top + 1):
-                fc[i] = fc[i - 1] * ((c - i) * yh) * inv[i]
             for j in range(J):
-                a2[j] = a[j]
+                f[ob + j] = f[oa + j]
+            fi = 1.0
             for i in range(1, top + 1):
-                fi = fc[i]
+                fi *= (c - i) * yh * inv[i]
                 for j in range(i, J):
-                    a2[j] += fi * a[j - i]
-            a, a2 = a2, a
+                    f[ob + j] += fi * f[oa + j - i]
+            oa, ob = ob, oa
         # B <- B (1 + yh x) + c theta P, then P <- P (1 + yh x) (descending: old values read)
         wt = c * th
         deg = min(deg + 1, D - 1)
         for j in range(deg, 0, -1):
-            bb[j] = bb[j] + yh * bb[j - 1] + wt * pp[j]
-            pp[j] = pp[j] + yh * pp[j - 1]
-        bb[0] += wt * pp[0]
+            f[obb + j] = f[obb + j] + yh * f[obb + j - 1] + wt * f[op + j]
+            f[op + j] = f[op + j] + yh * f[op + j - 1]
+        f[obb] += wt * f[op]
     part = 0.0
     rho = 1.0 / n  # N^j / C(N, j) / n
     for j in range(J):
         s = 0.0
         for i in range(min(j, D - 1) + 1):
-            s += bb[i] * a[j - i]
+            s += f[obb + i] * f[oa + j - i]
+        part += s * rho * inv[j + 1]
         if j + 1 < J:
-            part += s * rho * inv[j + 1]
             rho *= (j + 1.0) * N / (N - j)
-        else:
-            part += s * rho / J
     return part
 
 
@@ -543,8 +544,9 @@ def err_reb(lab, n, k, lmax, gtype, gend, f):
     if npos == 0:
         return 0.0
     kg = err_depth(n, npos, theta(lab[npos - 1], lmax, gtype), K)
-    if n >= 2 and 4 * kg + 2 * min(nb, kg) <= n + 2 and nb * kg <= 2 * n and (
-            (kg <= 16 and n <= 1 << 56) or kg * math.log2(n - 1.0) <= ERR_GF_LOG2_MAX):
+    if (n >= 2 and kg < ERR_GF_MAX_DEPTH and 2 * (kg + min(nb, kg)) <= n + 2
+            and nb * kg <= 2 * n
+            and ((kg <= 16 and n <= 1 << 56) or kg * math.log2(n - 1.0) <= ERR_GF_LOG2_MAX)):
         return err_reb_gf(lab, n, kg, lmax, gtype, gend, nb, f)  # the cheapest where it applies
     # the choice depends on the query only (n, its grades, M), never on the scratch's length, so
     # that a query's REB is bit-identical whatever the chunk or row layout
