@@ -33,7 +33,8 @@ import numpy as np
 
 __all__ = ["gain", "jk_discount", "discount_sum", "dcg_b_plain", "dcg_b_tied", "dcg_plain", "dcg_tied",
            "relcount_plain", "relcount_tied", "rbp_plain", "rbp_tied", "sp_plain", "sp_tied",
-           "ap_denominator", "rr_plain", "rr_tied", "success_plain", "success_tied", "err_plain", "err_tied", "err_reb", "err_depth", "theta"]
+           "ap_denominator", "rr_plain", "rr_tied", "success_plain", "success_tied", "err_plain",
+           "err_tied", "err_reb", "err_reb_gf", "err_depth", "theta"]
 
 NORM_REL, NORM_K, NORM_MIN = 0, 1, 2
 
@@ -476,6 +477,94 @@ def err_tied(lab, gend, ng, n, k, lmax, gtype, f):
     return s
 
 
+#: 1/i for i < ERR_GF_MAX_DEPTH (index 0 unused): the reciprocals :func:`err_reb_gf` multiplies
+#: by, a constant of the compiled code rather than divisions per query
+ERR_GF_MAX_DEPTH = 64
+_RECIP = np.array([0.0] + [1.0 / i for i in range(1, ERR_GF_MAX_DEPTH)])
+#: :func:`err_reb` by generating functions only while N^kg (N = n - 1) stays below 2^900: its
+#: scaled coefficients and their rescaling factors are then finite (float64 ends at 2^1024)
+ERR_GF_LOG2_MAX = 900.0
+
+
+@_jit
+def err_reb_gf(lab, n, kg, lmax, gtype, starts, nblocks, f):
+    """E[ERR@kg] over uniformly random orders of the n >= 2 judged labels ``lab`` (sorted
+    descending; its ``nblocks`` runs of equal labels start at ``starts[0:nblocks]``, and
+    ``starts[nblocks]`` = n), by generating functions over those blocks.
+
+    The term at rank r is E[theta(d_r) prod_{j<r} y(d_j)], y = 1 - theta: d_r is any of the n
+    documents alike and the r - 1 above it a random subset of the N = n - 1 others, so
+
+        E_{r-1} - E_r = (1/n) sum_d theta_d e_{r-1}(y without d) / C(N, r-1),
+
+    e_m the elementary symmetric polynomial, the coefficient of x^m in prod (1 + y_j x). With
+    blocks v of c_v documents of stop probability theta_v (y_v = 1 - theta_v),
+
+        sum_d theta_d prod_{j != d} (1 + y_j x) = A(x) B(x),
+        A = prod_v (1 + y_v x)^(c_v - 1),   B = sum_v c_v theta_v prod_{u != v} (1 + y_u x):
+
+    every coefficient a sum of non-negative terms (no cancellation whatever the size of theta;
+    E_{r-1} - E_r is never taken as a difference). B is built block by block (B <- B (1 + y x) +
+    c theta P, P <- P (1 + y x)); x is scaled by 1/N, so the m-th coefficients stay <= n/m!, and
+    the m-th is multiplied back by N^m / C(N, m) = prod_{i<m} (i+1) N / (N - i). ERR@kg =
+    sum_{r<=kg} (E_{r-1} - E_r)/r. Cost O(b kg^2) for b blocks, nothing per document.
+    ``f``: scratch of length >= 2 kg + 2 min(nblocks, kg); kg < :data:`ERR_GF_MAX_DEPTH`, and the
+    caller keeps N^kg below 2^:data:`ERR_GF_LOG2_MAX` (the scaled coefficients and factors
+    finite)."""
+    J = kg  # the coefficients 0 .. kg-1 of A B
+    D = min(nblocks, J)  # B and P: degree < D
+    N = n - 1.0
+    w = 1.0 / N
+    inv = _RECIP
+    # f holds A and the next A (at offsets oa, ob: swapped, not sliced, so no reference counting
+    # per block), then P at 2J and B at 2J + D
+    oa = 0
+    ob = J
+    op = 2 * J
+    obb = 2 * J + D
+    for j in range(J):
+        f[j] = 0.0
+    for j in range(2 * D):
+        f[op + j] = 0.0
+    f[0] = 1.0
+    f[op] = 1.0
+    deg = 0  # the degree of P (B's is one less), capped at D - 1
+    for v in range(nblocks):
+        c = starts[v + 1] - starts[v]
+        th = theta(lab[starts[v]], lmax, gtype)
+        yh = (1.0 - th) * w
+        # A <- A (1 + yh x)^(c-1) into the other buffer, row i of the product adding the
+        # factor's coefficient C(c-1, i) yh^i times A shifted by i (the coefficient's chain of
+        # multiplications runs beside the row's independent multiply-adds)
+        top = min(c - 1, J - 1)
+        if top > 0:
+            for j in range(J):
+                f[ob + j] = f[oa + j]
+            fi = 1.0
+            for i in range(1, top + 1):
+                fi *= (c - i) * yh * inv[i]
+                for j in range(i, J):
+                    f[ob + j] += fi * f[oa + j - i]
+            oa, ob = ob, oa
+        # B <- B (1 + yh x) + c theta P, then P <- P (1 + yh x) (descending: old values read)
+        wt = c * th
+        deg = min(deg + 1, D - 1)
+        for j in range(deg, 0, -1):
+            f[obb + j] = f[obb + j] + yh * f[obb + j - 1] + wt * f[op + j]
+            f[op + j] = f[op + j] + yh * f[op + j - 1]
+        f[obb] += wt * f[op]
+    part = 0.0
+    rho = 1.0 / n  # N^j / C(N, j) / n
+    for j in range(J):
+        s = 0.0
+        for i in range(min(j, D - 1) + 1):
+            s += f[obb + i] * f[oa + j - i]
+        part += s * rho * inv[j + 1]
+        if j + 1 < J:
+            rho *= (j + 1.0) * N / (N - j)
+    return part
+
+
 @_jit
 def err_reb(lab, n, k, lmax, gtype, gend, f):
     """E[ERR@k] over uniformly random orders of the n judged labels ``lab`` (sorted descending):
@@ -489,18 +578,28 @@ def err_reb(lab, n, k, lmax, gtype, gend, f):
     H the hypergeometric probability of drawing i of the block's documents among m (a sum of
     non-negative terms, as the DP's complement form; 1 - y^i = sum_{j<i} y^j theta). A block costs
     O(M^2), M = :func:`err_depth`, instead of O(c M): with b blocks, O(b M^2) against O(n M).
-    ``gend`` is scratch of length >= 1, ``f`` of length >= n + 2."""
+    Where it applies, :func:`err_reb_gf` costs less still (O(b M^2) without the hypergeometric
+    rows). ``gend`` is scratch of length >= n + 1, ``f`` of length >= n + 2."""
+    if n <= 0:
+        return 0.0
     K = _cut(k, n)
-    npos = 0  # theta > 0 exactly for labels > 0, and the smallest is the last positive's
-    nb = 0
-    for j in range(n):
-        if j == 0 or lab[j] != lab[j - 1]:
-            nb += 1
-        if lab[j] > 0:
-            npos += 1
+    # theta > 0 exactly for labels > 0, and the smallest is the last positive's; the blocks of
+    # equal labels start at gend[0:nb] (branch-free: a store per label, kept at a new block)
+    npos = np.int64(lab[0] > 0)
+    nb = 1
+    gend[0] = 0
+    for j in range(1, n):
+        gend[nb] = j
+        nb += lab[j] != lab[j - 1]
+        npos += lab[j] > 0
+    gend[nb] = n
     if npos == 0:
         return 0.0
     kg = err_depth(n, npos, theta(lab[npos - 1], lmax, gtype), K)
+    if (n >= 2 and kg < ERR_GF_MAX_DEPTH and 2 * (kg + min(nb, kg)) <= n + 2
+            and nb * kg <= 2 * n
+            and ((kg <= 16 and n <= 1 << 56) or kg * math.log2(n - 1.0) <= ERR_GF_LOG2_MAX)):
+        return err_reb_gf(lab, n, kg, lmax, gtype, gend, nb, f)  # the cheapest where it applies
     # the choice depends on the query only (n, its grades, M), never on the scratch's length, so
     # that a query's REB is bit-identical whatever the chunk or row layout
     if nb * kg > n or 3 * (kg + 1) > n + 2:

@@ -46,7 +46,7 @@ from uefast.kernels.metrics import (
     success_tied,
 )
 from uefast.kernels.sakai import (bpref_plain, bpref_tied, o_plain, o_tied, pplus_plain,
-                                  pplus_tied, q_plain, q_reb, q_tied)
+                                  pplus_tied, q_plain_pos, q_reb, q_tied)
 
 _jit = nb.njit(cache=True, nogil=True)
 # the uniform wrappers are inlined into the dispatch at Numba IR level: the dispatch then calls
@@ -459,7 +459,7 @@ def e_reb_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, gsum, gend, scratch):
 # ------------------------------------------------------------------ Q-measure and O-measure
 @_wrap
 def q_plain_r(lab, n, k, gtype, rel, fp, norm, nrel, tabs, pos, ideal):
-    return q_plain(lab, n, k, gtype, fp, nrel, ideal)
+    return q_plain_pos(lab, n, k, gtype, fp, nrel, ideal, pos)
 
 
 @_wrap

@@ -31,7 +31,7 @@ import numba as nb
 
 from uefast.kernels.metrics import _cut, gain
 
-__all__ = ["q_plain", "q_tied", "q_reb", "ncu_plain", "ncu_tied", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
+__all__ = ["q_plain", "q_plain_pos", "q_tied", "q_reb", "ncu_plain", "ncu_tied", "o_plain", "o_tied", "pplus_plain", "pplus_tied"]
 
 _jit = nb.njit(cache=True, nogil=True)
 # the shared blended-ratio helpers are inlined at Numba IR level into their callers: as separate
@@ -122,6 +122,44 @@ def q_plain(lab, n, k, gtype, beta, nrel, ideal):
     return s / (min(nrel, k) if k > 0 else nrel)
 
 
+@_jit
+def q_plain_pos(lab, n, k, gtype, beta, nrel, ideal, pos):
+    """:func:`q_plain` for the ranking pass, the same sum in fewer and steadier steps. Ranks
+    i < L, L = min(K, R*) (R*: the ideal ranking's relevant documents), are walked with cg*
+    advanced at every rank and the blended ratio added at every rank times [l_i >= 1] (no branch
+    on the label: adding 0 leaves the sum's bits as they were); from L on cg* is the judged gain
+    sum, so only the relevant ranks are visited, compacted first into ``pos`` (int64 scratch of
+    length >= K; a store per rank, no branch, as :func:`~uefast.kernels.metrics.sp_plain`). The
+    same additions in the same order as :func:`q_plain`: the same bits."""
+    if nrel == 0:
+        return 0.0
+    K = _cut(k, n)
+    L = min(K, ideal.shape[0])
+    s = 0.0
+    cg = 0.0
+    cgi = 0.0
+    c = 0
+    i = 0
+    while i < L and ideal[i] >= 1:
+        cgi += gain(ideal[i], gtype)
+        r = lab[i] >= 1
+        c += r
+        cg += r * gain(max(lab[i], 1), gtype)
+        s += r * ((c + beta * cg) / (i + 1.0 + beta * cgi))
+        i += 1
+    m = 0
+    for j in range(i, K):
+        pos[m] = j
+        m += lab[j] >= 1
+    bc = beta * cgi  # no gain below label 1: cg* stays
+    for u in range(m):
+        j = pos[u]
+        c += 1
+        cg += gain(lab[j], gtype)
+        s += (c + beta * cg) / (j + 1.0 + bc)
+    return s / (min(nrel, k) if k > 0 else nrel)
+
+
 @_inl
 def _br_tied(lab, gend, ng, K, gtype, beta, ideal, wgain):
     """The tie-aware sum of w(p) BR(p) over positions < K (w as in :func:`_br_walk`): the groups
@@ -154,19 +192,75 @@ def q_tied(lab, gend, ng, n, k, gtype, beta, nrel, ideal):
     return s / (min(nrel, k) if k > 0 else nrel)
 
 
+#: :func:`_flat_tail` sums term by term below these: tails shorter than FLAT_MIN_LEN, first
+#: denominators below FLAT_MIN_X (the asymptotic series of digamma needs x >= 30 for 1e-17), or
+#: a cancellation between its two parts that would cost more than FLAT_MAX_COND times the
+#: rounding of each
+FLAT_MIN_LEN = 16
+FLAT_MIN_X = 30.0
+FLAT_MAX_COND = 32.0
+
+
+@_inl
+def _psi_tail(x):
+    """digamma(x) - ln x for x >= 30: -1/(2x) - 1/(12x^2) + 1/(120x^4) - 1/(252x^6) + 1/(240x^8)
+    (the Bernoulli series; the next term is below 1/(132 x^10) <= 1.3e-17)."""
+    r = 1.0 / x
+    r2 = r * r
+    return -0.5 * r - r2 * (1.0 / 12.0 - r2 * (1.0 / 120.0 - r2 * (1.0 / 252.0 - r2 / 240.0)))
+
+
+@_inl
+def _flat_tail(a, b, bc, j0, K):
+    """sum_{j=j0}^{K-1} (a + j b) / (j + 1 + bc): the blended-ratio terms of Q's REB once cg* is
+    flat (a, b >= 0). With x = j0 + 1 + bc and L = K - j0 terms, each is b + c / (x + t),
+    c = a + j0 b - b x, so the sum is b L + c (psi(x + L) - psi(x)) (psi: digamma), the
+    difference taken as log1p(L / x) plus that of :func:`_psi_tail` (no subtraction of nearly
+    equal logarithms). Used where x >= FLAT_MIN_X, L >= FLAT_MIN_LEN and the two parts cancel
+    by less than FLAT_MAX_COND (relative error then <= ~1e-14; tests: 4e-15 against the terms
+    summed); else the terms one by one."""
+    L = K - j0
+    x = j0 + 1.0 + bc
+    if L >= FLAT_MIN_LEN and x >= FLAT_MIN_X:
+        c = a + j0 * b - b * x
+        dpsi = math.log1p(L / x) + (_psi_tail(x + L) - _psi_tail(x))
+        p = b * L
+        q = c * dpsi
+        if p + q > 0.0 and abs(p) + abs(q) <= FLAT_MAX_COND * (p + q):
+            return p + q
+    s = 0.0
+    for j in range(j0, K):
+        s += (a + j * b) / (j + 1.0 + bc)
+    return s
+
+
 @_jit
 def q_reb(lab, n, k, gtype, beta, nrel, gsum):
     """E[Q@k] over uniformly random orders of the n judged labels ``lab`` (sorted descending, so
     also the ideal ranking), ``gsum`` their gain sum: :func:`q_tied` with one group of all n
     documents, whose relevant count R = ``nrel`` and gain sum are known, so
     sum_{m<K} (S/n + m (R-1) S/(n(n-1))) / (m+1 + beta cg*(m+1)) / min(R, k), S = R + beta gsum.
-    O(K), one pass."""
+    O(K), one pass: :func:`_br_positions`' sum, term for term, with cg* advanced by each block
+    of equal labels' gain (one gain per block); once the labels have no gain left cg* stays, and
+    the rest is :func:`_flat_tail`'s (a closed form where it is well conditioned)."""
     if nrel == 0:
         return 0.0
     S = nrel + beta * gsum
     a = S / n
     b = (nrel - 1.0) * S / (n * (n - 1.0)) if n > 1 else 0.0
-    s, _ = _br_positions(0, _cut(k, n), a, b, beta, lab[:n], gtype, 0.0)
+    K = _cut(k, n)
+    s = 0.0
+    cgi = 0.0
+    i = 0
+    while i < K and lab[i] >= 1:
+        v = lab[i]
+        gv = gain(v, gtype)
+        while i < K and lab[i] == v:
+            cgi += gv
+            s += (a + i * b) / (i + 1.0 + beta * cgi)
+            i += 1
+    bc = beta * cgi  # no gain below label 1: cg* stays
+    s += _flat_tail(a, b, bc, i, K)
     return s / (min(nrel, k) if k > 0 else nrel)
 
 
