@@ -5,9 +5,9 @@ the working tree's, interleaved in one process (old, new, old, new, ...), CPU
 `benchmarks/test_bench_diversity_ia.py` (5 aspects, six measures with IUB and exact REB). Also
 checks that both give the same `evaluate` table (largest absolute difference printed).
 
-BASE_COMMIT must hold a self-contained ``_ia_kernels.py`` (b79497c and earlier; after the
-split into ``_ia_common``/``_ia_ideal``/``_ia_reb`` the base's kernel would import this tree's
-helpers).
+The base's kernel modules (``src/uefast/diversity/_ia_*.py`` at BASE_COMMIT) are loaded as a
+package of their own, their imports of one another pointed at it, so base and working tree run
+side by side whatever the split into modules.
 
 Run: ``python benchmarks/compare_diversity_ia.py BASE_COMMIT [n_queries [n_systems [threads]]]``
 (default 3,000 queries x 1 system; ``UEFAST_BENCH_SMALL=1``: 200 queries, 2 repetitions).
@@ -50,13 +50,32 @@ def _t(fn, *a):
     return time.perf_counter() - w0, time.process_time() - c0
 
 
+def _load_kernels(rev: str, tmp: str):
+    """The base's ``_ia_*`` modules as the package ``old_ia_pkg``; returns its ``_ia_kernels``."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    names = subprocess.run(["git", "ls-tree", "--name-only", rev, "src/uefast/diversity/"],
+                           check=True, capture_output=True, cwd=root, text=True).stdout.split()
+    pkg = os.path.join(tmp, "old_ia_pkg")
+    os.makedirs(pkg, exist_ok=True)
+    open(os.path.join(pkg, "__init__.py"), "w").close()
+    for path in names:
+        base = os.path.basename(path)
+        if base.startswith("_ia_") and base.endswith(".py"):
+            src = subprocess.run(["git", "show", f"{rev}:{path}"], check=True, capture_output=True,
+                                 cwd=root, text=True).stdout
+            with open(os.path.join(pkg, base), "w") as fh:
+                fh.write(src.replace("uefast.diversity._ia_", "old_ia_pkg._ia_"))
+    sys.path.insert(0, tmp)
+    return importlib.import_module("old_ia_pkg._ia_kernels")
+
+
 def main(rev: str, nq: int, ns: int, per_measure: bool) -> None:
     import uefast.diversity.evaluation as E
     import uefast.diversity.ia_fast as F
     from uefast.diversity import evaluate, parse_measures
 
     tmp = tempfile.mkdtemp()
-    old_k = _load(rev, "src/uefast/diversity/_ia_kernels.py", "old_ia_kernels", tmp)
+    old_k = _load_kernels(rev, tmp)
     old_q = _load(rev, "src/uefast/diversity/qrels.py", "old_div_qrels", tmp)
     impl = {"old": (old_k.ia_batch, old_q.compile_qrels), "new": (F.ia_batch, E.compile_qrels)}
 

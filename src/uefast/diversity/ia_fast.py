@@ -12,12 +12,13 @@ non-relevant; needs a closed form in N: refused for RR-IA, and RBU without a cut
 """
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 
 from uefast.diversity._ia_kernels import AP, GERR, NDCG, RBP, RBU, RR, ia_batch
 from uefast.errors import InputError
 
-__all__ = ["FAST", "UNIVERSES", "flat_topics", "ia_scores", "check_universe"]
+__all__ = ["FAST", "UNIVERSES", "flat_topics", "ia_scores", "check_universe", "relevant_docs"]
 
 FAST = {"RBU": RBU, "gERR-IA": GERR, "RBP-IA": RBP, "nDCG-IA": NDCG, "RR-IA": RR, "AP-IA": AP}
 UNIVERSES = ("judged", "retrieved", "collection")
@@ -36,6 +37,33 @@ def flat_topics(topics) -> tuple:
     W = cat([t.weights for t in topics], np.float64)
     NR = cat([t.n_rel_pairs for t in topics], np.int64)
     return toff, aoff, goff, np.ascontiguousarray(G), W, NR
+
+
+@nb.njit(cache=True, nogil=True)
+def _relevant_docs(toff, aoff, goff, G):
+    out = np.zeros(toff.size - 1, np.int64)
+    for t in range(toff.size - 1):
+        m = aoff[t + 1] - aoff[t]
+        for d in range(toff[t + 1] - toff[t]):
+            r = 0
+            for a in range(m):
+                r |= G[goff[t] + d * m + a] >= 1
+            out[t] += r
+    return out
+
+
+def relevant_docs(batch) -> np.ndarray:
+    """Per topic of ``batch``, its judged documents relevant to at least one aspect (grade >= 1),
+    from the flattened topics (:func:`flat_topics`, cached in ``batch.cache``)."""
+    toff, aoff, goff, G, _, _ = _flat(batch)
+    return _relevant_docs(toff, aoff, goff, G)
+
+
+def _flat(batch):
+    key = ("flat_topics", id(batch.topics))
+    if key not in batch.cache:
+        batch.cache[key] = flat_topics(batch.topics)
+    return batch.cache[key]
 
 
 def _spec(mlist):
@@ -96,10 +124,7 @@ def ia_scores(batch, mlist, reb_universe: str = "judged", collection_size=None):
     """(value, iub, exact, reb), each (segments x measures), of the :data:`FAST` measures
     ``mlist`` on ``batch`` (:class:`~uefast.diversity.registry.Batch`), in one kernel call."""
     N = check_universe(reb_universe, collection_size, mlist)
-    key = ("flat_topics", id(batch.topics))
-    if key not in batch.cache:
-        batch.cache[key] = flat_topics(batch.topics)
-    toff, aoff, goff, G, W, NR = batch.cache[key]
+    toff, aoff, goff, G, W, NR = _flat(batch)
     if N and toff.size > 1:
         big = int(np.diff(toff).max())
         if N < big:
