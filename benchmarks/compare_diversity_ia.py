@@ -11,7 +11,9 @@ side by side whatever the split into modules.
 
 Run: ``python benchmarks/compare_diversity_ia.py BASE_COMMIT [n_queries [n_systems [threads]]]``
 (default 3,000 queries x 1 system; ``UEFAST_BENCH_SMALL=1``: 200 queries, 2 repetitions).
-``--per-measure`` as last argument: the kernel per measure instead (one thread recommended).
+``--per-measure`` as last argument: the kernel per measure instead (one thread recommended);
+``--kernel-only``: the kernel alone (no `evaluate`, whose base run would take minutes on the
+issue-sized table of 31,531 queries).
 Figures: ``benchmarks/RESULTS_diversity.md``.
 """
 from __future__ import annotations
@@ -69,7 +71,7 @@ def _load_kernels(rev: str, tmp: str):
     return importlib.import_module("old_ia_pkg._ia_kernels")
 
 
-def main(rev: str, nq: int, ns: int, per_measure: bool) -> None:
+def main(rev: str, nq: int, ns: int, per_measure: bool, kernel_only: bool = False) -> None:
     import uefast.diversity.evaluation as E
     import uefast.diversity.ia_fast as F
     from uefast.diversity import evaluate, parse_measures
@@ -77,7 +79,12 @@ def main(rev: str, nq: int, ns: int, per_measure: bool) -> None:
     tmp = tempfile.mkdtemp()
     old_k = _load_kernels(rev, tmp)
     old_q = _load(rev, "src/uefast/diversity/qrels.py", "old_div_qrels", tmp)
-    impl = {"old": (old_k.ia_batch, old_q.compile_qrels), "new": (F.ia_batch, E.compile_qrels)}
+    n_old = old_k.ia_batch.py_func.__code__.co_argcount
+
+    def old_batch(*a):  # the base's signature (the thread count came later)
+        return old_k.ia_batch(*a[:n_old])
+
+    impl = {"old": (old_batch, old_q.compile_qrels), "new": (F.ia_batch, E.compile_qrels)}
 
     def use(k):
         F.ia_batch, E.compile_qrels = impl[k]
@@ -101,26 +108,36 @@ def main(rev: str, nq: int, ns: int, per_measure: bool) -> None:
             print(f"{name:12s} old {o * 1e3:7.1f} ms  new {n * 1e3:7.1f} ms  old/new {o / n:5.2f}")
         return
     outs = {}
-    for k in impl:
+    for k in ([] if kernel_only else impl):
         use(k)
         kernel(batch, mlist)
         outs[k] = evaluate(run, qrels, MEASURES).to_pandas()
-    a, b = outs["old"], outs["new"]
-    num = [c for c in a.columns if a[c].dtype.kind == "f"]
-    same = all(a[c].equals(b[c]) for c in a.columns if c not in num)
-    diff = max(float(np.nanmax(np.abs(a[c] - b[c]))) for c in num)
-    print(f"evaluate tables: same keys/flags {same}, largest absolute difference {diff:.3g}")
+    if kernel_only:
+        ko = []
+        for k in impl:
+            use(k)
+            ko.append(kernel(batch, mlist))
+        diff = max(float(np.max(np.abs(x.astype(float) - y.astype(float)) / np.maximum(1, np.abs(x))))
+                   for x, y in zip(*ko))
+        print(f"kernel outputs: largest relative difference {diff:.3g}")
+    else:
+        a, b = outs["old"], outs["new"]
+        num = [c for c in a.columns if a[c].dtype.kind == "f"]
+        same = all(a[c].equals(b[c]) for c in a.columns if c not in num)
+        diff = max(float(np.nanmax(np.abs(a[c] - b[c]))) for c in num)
+        print(f"evaluate tables: same keys/flags {same}, largest absolute difference {diff:.3g}")
     res = {}
     for _ in range(reps):
         for k in impl:
             use(k)
             res.setdefault(("kernel", k), []).append(_t(kernel, batch, mlist))
-            res.setdefault(("evaluate", k), []).append(_t(evaluate, run, qrels, MEASURES))
+            if not kernel_only:
+                res.setdefault(("evaluate", k), []).append(_t(evaluate, run, qrels, MEASURES))
     import numba
 
     print(f"{rows:,} run rows, {nq} queries x {ns} systems, load {os.getloadavg()[0]:.1f}, "
           f"{numba.get_num_threads()} threads")
-    for what in ("kernel", "evaluate"):
+    for what in ("kernel",) if kernel_only else ("kernel", "evaluate"):
         for k in impl:
             v = res[(what, k)]
             c, w = [x[1] for x in v], [x[0] for x in v]
@@ -134,12 +151,13 @@ def main(rev: str, nq: int, ns: int, per_measure: bool) -> None:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    pm = bool(args) and args[-1] == "--per-measure"
-    args = [a for a in args if a != "--per-measure"]
+    pm = "--per-measure" in args
+    ko = "--kernel-only" in args
+    args = [a for a in args if a not in ("--per-measure", "--kernel-only")]
     if not args:
         sys.exit(__doc__)
     nums = [int(x) for x in args[1:4]]
     if len(nums) > 2:
         import numba
         numba.set_num_threads(nums[2])
-    main(args[0], 200 if SMALL else (nums[0] if nums else 3000), nums[1] if len(nums) > 1 else 1, pm)
+    main(args[0], 200 if SMALL else (nums[0] if nums else 3000), nums[1] if len(nums) > 1 else 1, pm, ko)

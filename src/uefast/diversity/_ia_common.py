@@ -45,8 +45,9 @@ def _dlog(i):
 
 
 @_jit
-def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C):
-    """Value of the ranking rows[lo:hi] (S, C: scratch of length m)."""
+def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C, DISC):
+    """Value of the ranking rows[lo:hi] (S, C: scratch of length m; ``DISC[i]`` = 1/log2(i + 1)
+    where i < DISC.size)."""
     L = hi - lo
     tot = 0.0
     if code == RBU or code == GERR:
@@ -93,7 +94,7 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C)
         for i in range(K):
             d = rows[lo + i]
             if d >= 0:
-                D = _dlog(i + 1.0)
+                D = DISC[i + 1] if i + 1 < DISC.size else _dlog(i + 1.0)
                 for a in range(m):
                     S[a] += _r(code, G[g0 + d * m + a], gm[a]) * D
         for a in range(m):

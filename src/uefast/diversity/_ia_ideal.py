@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from uefast.diversity._ia_common import AP, NDCG, RBP, RBU, RR, _jit, _r, _value, _value_bin
+from uefast.diversity._ia_common import AP, NDCG, RBP, RBU, RR, _jit, _r, _value
 
 
 @_jit
@@ -103,11 +103,15 @@ def _iub_keyed(code, k, p, G, g0, n, m, w, gm, idcg, C, U, first, cnt, bk, bc, c
 
 
 @_jit
-def _ap_iub(G, g0, n, m, w, gm, nrel, idcg, S, C, order, FS, IS, U, cls, CP):
+def _ap_iub(G, g0, n, m, w, gm, nrel, idcg, S, C, order, FS, IS, U, cnt, cls, CP, HT):
     """AP-IA's ideal ranking (by sum_t J w_t/R_t, then more aspects, then row: np.lexsort's
     order) and its value. m <= 10: the key is a function of the binary pattern, so the <= 2^m
-    patterns present are sorted (insertion) and the documents counting-sorted by their pattern's
-    class, stable in row; otherwise a merge sort of the documents' keys."""
+    patterns present are sorted (insertion) into classes of equal (key, aspects), each a block
+    of consecutive ranks. A block of one pattern b adds, for each aspect t of b, with C_t
+    relevant documents before its first rank i0 and c documents, sum_{j<=c} (C_t + j)/(i0 + j)
+    = c + (C_t - i0)(H_{i0+c} - H_{i0}) (``HT``: harmonic numbers); a block of several
+    patterns (tied keys) holds its documents in row order and is summed rank by rank. m > 10:
+    a merge sort of the documents' keys."""
     for a in range(m):
         C[a] = w[a] / max(nrel[a], 1)
     if m <= 10:
@@ -117,8 +121,12 @@ def _ap_iub(G, g0, n, m, w, gm, nrel, idcg, S, C, order, FS, IS, U, cls, CP):
         seen = IS[:P]
         up = IS[P:2 * P]
         pcls = IS[2 * P:3 * P]
-        tally = IS[3 * P:4 * P + 1]
-        pat = IS[4 * P + 1:4 * P + 1 + n]
+        pcount = IS[3 * P:4 * P]
+        npat = IS[4 * P:5 * P]
+        cntq = IS[5 * P:6 * P]
+        start = IS[6 * P:7 * P + 1]
+        qpat = IS[7 * P + 1:8 * P + 1]
+        seq = IS[8 * P + 1:8 * P + 1 + n]
         for b in range(P):
             seen[b] = 0
         u = 0
@@ -134,8 +142,10 @@ def _ap_iub(G, g0, n, m, w, gm, nrel, idcg, S, C, order, FS, IS, U, cls, CP):
                 pk[b] = -s
                 pc[b] = -c
                 seen[b] = 1
+                pcount[b] = 0
                 up[u] = b
                 u += 1
+            pcount[b] += cnt[x]
         for x in range(1, u):  # insertion sort of the patterns by (key, cnt)
             b = up[x]
             y = x
@@ -143,25 +153,61 @@ def _ap_iub(G, g0, n, m, w, gm, nrel, idcg, S, C, order, FS, IS, U, cls, CP):
                 up[y] = up[y - 1]
                 y -= 1
             up[y] = b
-        c = -1
+        q = -1
         for x in range(u):  # class = rank of (key, cnt); equal pairs share a class
             b = up[x]
             if x == 0 or pk[b] != pk[up[x - 1]] or pc[b] != pc[up[x - 1]]:
-                c += 1
-            pcls[b] = c
-        for x in range(c + 2):
-            tally[x] = 0
-        for d in range(n):
-            b = CP[cls[d]]
-            pat[d] = b
-            tally[pcls[b] + 1] += 1
-        for x in range(c + 1):
-            tally[x + 1] += tally[x]
-        for d in range(n):
-            q = pcls[pat[d]]
-            order[tally[q]] = d
-            tally[q] += 1
-        return _value_bin(AP, order, 0, n, pat, 0, m, w, nrel, S, C)
+                q += 1
+                npat[q] = 0
+                cntq[q] = 0
+            pcls[b] = q
+            npat[q] += 1
+            cntq[q] += pcount[b]
+            qpat[q] = b
+        nq = q + 1
+        multi = False
+        start[0] = 0
+        for q in range(nq):
+            start[q + 1] = start[q] + cntq[q]
+            multi = multi or npat[q] > 1
+        if multi:  # the documents of the tied blocks, in row order
+            pos = up  # reused: class -> next rank
+            for q in range(nq):
+                pos[q] = start[q]
+            for d in range(n):
+                b = CP[cls[d]]
+                q = pcls[b]
+                if npat[q] > 1:
+                    seq[pos[q]] = b
+                    pos[q] += 1
+        for a in range(m):
+            S[a] = 0.0
+            C[a] = 0.0
+        for q in range(nq):
+            i0 = start[q]
+            c = cntq[q]
+            if npat[q] == 1:
+                b = qpat[q]
+                if b == 0:
+                    continue
+                dH = HT[i0 + c] - HT[i0]
+                for a in range(m):
+                    if (b >> a) & 1:
+                        S[a] += c + (C[a] - i0) * dH
+                        C[a] += c
+            else:
+                for i in range(i0, i0 + c):
+                    b = seq[i]
+                    ii = 1.0 / (i + 1.0)
+                    for a in range(m):
+                        J = float((b >> a) & 1)
+                        C[a] += J
+                        S[a] += J * C[a] * ii
+        tot = 0.0
+        for a in range(m):
+            if nrel[a] > 0 and C[a] > 0:
+                tot += w[a] * S[a] / nrel[a]
+        return tot
     key = FS[:n]
     cnt = FS[n:2 * n]
     for d in range(n):
@@ -187,7 +233,7 @@ def _ap_iub(G, g0, n, m, w, gm, nrel, idcg, S, C, order, FS, IS, U, cls, CP):
                 y -= 1
             order[y] = o
         i = j
-    return _value(AP, -1, False, 0.0, 0.0, order, 0, n, G, g0, m, w, gm, nrel, idcg, S, C)
+    return _value(AP, -1, False, 0.0, 0.0, order, 0, n, G, g0, m, w, gm, nrel, idcg, S, C, FS[:0])
 
 
 @_jit
@@ -254,20 +300,21 @@ def _greedy(code, k, java, G, g0, n, m, w, gm, S, order, U, first, nxt, CR, sc, 
 
 @_jit
 def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_order, FS, IS,
-         U, first, cnt, cls, nxt, CP, DISC):
+         U, first, cnt, cls, nxt, CP, DISC, HT):
     """(value of the family's ideal ranking of the judged documents, exact?). ``order`` (n):
     the greedy ideal, written here, or read when ``have_order`` (the same cascade greedy of an
     earlier measure of the batch; RBP-IA and nDCG-IA leave their classes' keys in FS[U:2U]). ``FS`` (float, >= max(U(m + 3), 2^11)) and ``IS`` (int, >=
-    2U + 4 x 2^10 + n + 1): scratch; ``U, first, cnt, cls, nxt, CP``: the topic's classes
+    U + 8 x 2^10 + n + 1): scratch; ``DISC``, ``HT``: 1/log2(i + 1) and H_i by i; ``U, first, cnt, cls, nxt, CP``: the topic's classes
     (:func:`uefast.diversity._ia_classes._topic_classes`)."""
     if code == RBP or code == NDCG:
         return _iub_keyed(code, k, p, G, g0, n, m, w, gm, idcg, C, U, first, cnt, FS[:U],
                           IS[:U], FS[U:2 * U], DISC), True
     if code == AP:
-        return _ap_iub(G, g0, n, m, w, gm, nrel, idcg, S, C, order, FS, IS, U, cls, CP), m <= 1
+        return _ap_iub(G, g0, n, m, w, gm, nrel, idcg, S, C, order, FS, IS, U, cnt, cls, CP,
+                       HT), m <= 1
     L = n
     if not have_order:
         L = _greedy(code, k, java, G, g0, n, m, w, gm, S, order, U, first, nxt, FS[:U * m],
                     FS[U * m:U * (m + 1)], FS[U * (m + 1):U * (m + 2)], IS[:U])
         L = L if code == RR else n
-    return _value(code, k, java, p, e, order, 0, L, G, g0, m, w, gm, nrel, idcg, S, C), m <= 1
+    return _value(code, k, java, p, e, order, 0, L, G, g0, m, w, gm, nrel, idcg, S, C, DISC), m <= 1

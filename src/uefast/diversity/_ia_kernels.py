@@ -64,12 +64,14 @@ __all__ = ["AP", "GERR", "NDCG", "RBP", "RBU", "RR", "ia_batch"]
 
 @nb.njit(cache=True, nogil=True, parallel=True)
 def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, universe, ncoll,
-             RC, val, iub, exact, reb):
+             RC, val, iub, exact, reb, nchunk=1):
     """Fill ``val`` (S x M), ``iub``/``exact`` (T x M) and ``reb`` (T x M for the judged and
     collection universes, S x M for ``universe`` 1 = retrieved). ``RC``: 1/i for i = 0.. at
-    least the longest topic and segment + 1 (``RC[0]`` unused).
+    least the longest topic and segment + 1 (``RC[0]`` unused). ``nchunk``: the topics and the
+    segments are split into that many chunks each (a chunk allocates its scratch once; callers
+    pass a few per thread, with ``numba.set_parallel_chunksize(1)`` for load balance).
 
-    Topic phase (parallel over chunks of topics, each with its own scratch): the topic's classes
+    Topic phase (parallel over chunks of topics): the topic's classes
     of equal grade rows, then per measure IDCG, IUB and REB; it also writes, per judged document,
     its RBP-IA gains and its binary relevance pattern, which the segment phase (parallel over
     chunks of segments) reads instead of the m grades of each ranked document."""
@@ -105,14 +107,14 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
     HNc = _harmonic(ncoll, RC) if universe == 2 else 0.0
     ND = toff[T]
     DG = np.empty((nrbp, ND))
-    DPAT = np.zeros(ND if pats else 0, np.int64)
+    DPAT = np.empty(ND if pats else 0, np.int64)
     HS = 64
     while HS < 2 * nmax:
         HS *= 2
-    nch = min(T, 256)  # chunks of topics, each with its own scratch
+    nch = max(min(T, nchunk), 1)  # chunks of topics, each with its scratch
     for ch in nb.prange(nch):
         FS = np.empty(max(nmax * (mmax + 3), 2048))
-        IS = np.empty(nmax + 4 * 1024 + 8, np.int64)
+        IS = np.empty(nmax + 8 * 1024 + 8, np.int64)
         FR = np.empty(3 * (Kmax + 2))
         ORD_ = np.empty((M, nmax), np.int64)
         EC_ = np.empty((M, mmax, Kmax + 1))
@@ -154,7 +156,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                 sh = spec[j, 4]
                 jj = sh if sh >= 0 else j
                 v, ex = _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, sc, cc,
-                             ORD_[jj, :n], sh >= 0, FS, IS, U, first, cnt, cls, nxt, CP, DISC)
+                             ORD_[jj, :n], sh >= 0, FS, IS, U, first, cnt, cls, nxt, CP, DISC, HT)
                 iub[t, j] = v
                 exact[t, j] = ex
                 if code == RBP:  # the documents' gains: their classes' keys
@@ -164,7 +166,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                 if universe != 1:
                     reb[t, j] = _reb(code, k, java, p, e, allrows, N, G, g0, m, w, gm, nrel, idcg,
                                      HN, RC, EC_[jj, :m], sh >= 0, H, small, amax, FR, CDL)
-    nsch = min(S, 256)  # chunks of segments
+    nsch = max(min(S, nchunk), 1)  # chunks of segments
     for ch in nb.prange(nsch):
         sc = np.empty(mmax)
         cc = np.empty(mmax)
@@ -187,7 +189,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                     val[s, j] = _value_bin(code, rows, lo, hi, DPAT, toff[t], m, w, nrel, sc, cc)
                 else:
                     val[s, j] = _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel,
-                                       idcg, sc, cc)
+                                       idcg, sc, cc, DISC)
                 if universe == 1:
                     L = hi - lo
                     reb[s, j] = _reb(code, k, java, p, e, rows[lo:hi], L, G, g0, m, w, gm, nrel,
