@@ -32,8 +32,10 @@ def flat_topics(topics) -> tuple:
     toff = np.r_[0, np.cumsum(n)].astype(np.int64)
     aoff = np.r_[0, np.cumsum(m)].astype(np.int64)
     goff = np.r_[0, np.cumsum(n * m)].astype(np.int64)
-    cat = lambda xs, dt: (np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))  # noqa: E731
-    G = cat([t.grades.reshape(-1) for t in topics], np.int64)
+    cat = lambda xs, dt: (np.concatenate(xs).astype(dt, copy=False) if xs else np.zeros(0, dt))  # noqa: E731
+    G = _shared_grades(topics, goff)
+    if G is None:
+        G = cat([t.grades.reshape(-1) for t in topics], np.int64)
     W = cat([t.weights for t in topics], np.float64)
     NR = cat([t.n_rel_pairs for t in topics], np.int64)
     return toff, aoff, goff, np.ascontiguousarray(G), W, NR
@@ -64,6 +66,26 @@ def _flat(batch):
     if key not in batch.cache:
         batch.cache[key] = flat_topics(batch.topics)
     return batch.cache[key]
+
+
+def _shared_grades(topics, goff):
+    """The topics' grades as one view, without a copy, where they are consecutive blocks of one
+    int64 array (as :func:`uefast.diversity.compile_qrels` builds them, in its topic order);
+    else None."""
+    if not topics:
+        return None
+    b = topics[0].grades.base
+    if b is None or b.dtype != np.int64 or b.ndim != 1 or not b.flags.c_contiguous:
+        return None
+    if not all(t.grades.base is b and t.grades.flags.c_contiguous for t in topics):
+        return None
+    p0 = b.__array_interface__["data"][0]
+    offs = np.fromiter((t.grades.__array_interface__["data"][0] for t in topics), np.int64,
+                       len(topics))
+    s0 = int(offs[0] - p0) // 8
+    if not np.array_equal(offs - p0, 8 * (s0 + goff[:-1])):
+        return None
+    return b[s0:s0 + int(goff[-1])]
 
 
 def _spec(mlist):
