@@ -69,7 +69,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
     collection universes, S x M for ``universe`` 1 = retrieved). ``RC``: 1/i for i = 0.. at
     least the longest topic and segment + 1 (``RC[0]`` unused). ``nchunk``: the topics and the
     segments are split into that many chunks each (a chunk allocates its scratch once; callers
-    pass a few per thread, with ``numba.set_parallel_chunksize(1)`` for load balance).
+    pass a few per thread).
 
     Topic phase (parallel over chunks of topics): the topic's classes
     of equal grade rows, then per measure IDCG, IUB and REB; it also writes, per judged document,

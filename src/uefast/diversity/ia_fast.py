@@ -161,12 +161,10 @@ def ia_scores(batch, mlist, reb_universe: str = "judged", collection_size=None):
     soff = np.ascontiguousarray(batch.soff, np.int64)
     longest = max(int(np.diff(toff).max(initial=0)), int(np.diff(soff).max(initial=0)))
     RC = 1.0 / np.maximum(np.arange(longest + 2, dtype=np.float64), 1.0)
-    prev = nb.set_parallel_chunksize(1)  # chunks handed out one at a time: load balance
-    try:
-        ia_batch(toff, aoff, goff, G, W, NR, np.ascontiguousarray(batch.seg_topic, np.int64), soff,
-                 np.ascontiguousarray(batch.rows, np.int64), spec, fpar, uni, N, RC, val, iub,
-                 exact, reb, 16 * nb.get_num_threads())
-    finally:
-        nb.set_parallel_chunksize(prev)
+    # a few chunks per thread (prange splits them statically; set_parallel_chunksize(1) made
+    # the whole pass ~1.7x slower)
+    ia_batch(toff, aoff, goff, G, W, NR, np.ascontiguousarray(batch.seg_topic, np.int64), soff,
+             np.ascontiguousarray(batch.rows, np.int64), spec, fpar, uni, N, RC, val, iub, exact,
+             reb, 4 * nb.get_num_threads())
     st = batch.seg_topic
     return val, iub[st], exact[st], (reb if uni == 1 else reb[st])
