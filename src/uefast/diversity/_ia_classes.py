@@ -19,7 +19,8 @@ def _topic_classes(G, g0, n, m, amax, H, first, cnt, cls, nxt, last, CP, hkey, h
     for g <= min(amax[a], 63); grade 63 counts those above), and per class x < U (numbered by
     their lowest row): ``first[x]`` (its lowest row), ``cnt[x]``, ``CP[x]`` (binary pattern, bit a
     = [grade >= 1], where m <= 62); per document: ``cls[d]`` and ``nxt[d]`` (the next row of its
-    class, -1); ``last``: scratch (n). A class is found through the mixed-radix code of the row (radix amax[a] + 1): by
+    class, -1); ``last``: scratch (n). A class is found through the mixed-radix code of the
+    row (radix amax[a] + 1): by
     direct index when the codes fit the table ``hkey``/``hval``/``hstamp`` (a power of two in
     size; slots whose ``hstamp`` differs from ``stamp`` are empty, so nothing is cleared), else
     by Fibonacci hashing with linear probing; with codes beyond 2^62 every document is its own

@@ -303,9 +303,10 @@ def _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, S, C, order, have_
          U, first, cnt, cls, nxt, CP, DISC, HT):
     """(value of the family's ideal ranking of the judged documents, exact?). ``order`` (n):
     the greedy ideal, written here, or read when ``have_order`` (the same cascade greedy of an
-    earlier measure of the batch; RBP-IA and nDCG-IA leave their classes' keys in FS[U:2U]). ``FS`` (float, >= max(U(m + 3), 2^11)) and ``IS`` (int, >=
-    U + 8 x 2^10 + n + 1): scratch; ``DISC``, ``HT``: 1/log2(i + 1) and H_i by i; ``U, first, cnt, cls, nxt, CP``: the topic's classes
-    (:func:`uefast.diversity._ia_classes._topic_classes`)."""
+    earlier measure of the batch); RBP-IA and nDCG-IA leave their classes' keys in FS[U:2U].
+    ``FS`` (float, >= max(U(m + 3), 2^11)) and ``IS`` (int, >= U + 8 x 2^10 + n + 1): scratch;
+    ``DISC``, ``HT``: 1/log2(i + 1) and H_i by i; ``U, first, cnt, cls, nxt, CP``: the topic's
+    classes (:func:`uefast.diversity._ia_classes._topic_classes`)."""
     if code == RBP or code == NDCG:
         return _iub_keyed(code, k, p, G, g0, n, m, w, gm, idcg, C, U, first, cnt, FS[:U],
                           IS[:U], FS[U:2 * U], DISC), True
