@@ -1,5 +1,6 @@
 """Shared pieces of the intent-aware kernels (:mod:`uefast.diversity._ia_kernels`): family
-codes, grade maps r(d,t), aspect maxima and grade histograms, and the value of one ranking."""
+codes, grade maps r(d,t), the value of one ranking (from the grades, or from the documents'
+RBP-IA gains and binary relevance patterns precomputed per topic)."""
 from __future__ import annotations
 
 import numba as nb
@@ -7,25 +8,6 @@ import numpy as np
 
 RBU, GERR, RBP, NDCG, RR, AP = range(6)
 _jit = nb.njit(cache=True, nogil=True)
-
-
-@_jit
-def _amax(G, g0, n, m, out, H):
-    """The largest grade of each aspect of a topic, and ``H[a, g]``: its documents of grade g
-    (g < 64; grade 63 counts those above). Returns True where every grade is below 64."""
-    for a in range(m):
-        out[a] = 0
-        for g in range(64):
-            H[a, g] = 0
-    for d in range(n):
-        for a in range(m):
-            g = G[g0 + d * m + a]
-            out[a] = max(out[a], g)
-            H[a, min(g, 63)] += 1
-    small = True
-    for a in range(m):
-        small = small and out[a] < 64
-    return small
 
 
 @_jit
@@ -63,8 +45,9 @@ def _dlog(i):
 
 
 @_jit
-def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C):
-    """Value of the ranking rows[lo:hi] (S, C: scratch of length m)."""
+def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C, DISC):
+    """Value of the ranking rows[lo:hi] (S, C: scratch of length m; ``DISC[i]`` = 1/log2(i + 1)
+    where i < DISC.size)."""
     L = hi - lo
     tot = 0.0
     if code == RBU or code == GERR:
@@ -111,7 +94,7 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C)
         for i in range(K):
             d = rows[lo + i]
             if d >= 0:
-                D = _dlog(i + 1.0)
+                D = DISC[i + 1] if i + 1 < DISC.size else _dlog(i + 1.0)
                 for a in range(m):
                     S[a] += _r(code, G[g0 + d * m + a], gm[a]) * D
         for a in range(m):
@@ -133,6 +116,60 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C)
                 else:
                     C[a] += J
                     S[a] += J * C[a] * ii
+    for a in range(m):
+        if code == RR:
+            if C[a] > 0:
+                tot += w[a] / C[a]
+        elif nrel[a] > 0 and C[a] > 0:
+            tot += w[a] * S[a] / nrel[a]
+    return tot
+
+
+@_jit
+def _value_rbp(p, rows, lo, hi, DG, d0):
+    """RBP-IA of rows[lo:hi] from the documents' gains ``DG[d0 + d]`` = sum_t w_t r(d,t) (summed
+    over t in order, as :func:`_value` sums them)."""
+    tot = 0.0
+    pi = 1.0
+    for i in range(hi - lo):
+        d = rows[lo + i]
+        if d >= 0:
+            tot += pi * DG[d0 + d]
+        pi *= p
+    return (1.0 - p) * tot
+
+
+@_jit
+def _value_bin(code, rows, lo, hi, PAT, d0, m, w, nrel, S, C):
+    """RR-IA or AP-IA of rows[lo:hi] from the documents' binary patterns ``PAT[d0 + d]`` (bit t =
+    J(d,t), m <= 62), with the arithmetic of :func:`_value`; a document of no aspect adds
+    nothing, and RR-IA stops once every aspect is found."""
+    for a in range(m):
+        S[a] = 0.0
+        C[a] = 0.0
+    full = (1 << m) - 1
+    found = 0
+    for i in range(hi - lo):
+        d = rows[lo + i]
+        b = PAT[d0 + d] if d >= 0 else 0
+        if b == 0:
+            continue
+        if code == RR:
+            new = b & ~found
+            if new != 0:
+                for a in range(m):
+                    if (new >> a) & 1:
+                        C[a] = i + 1.0
+                found |= new
+                if found == full:
+                    break
+        else:
+            ii = 1.0 / (i + 1.0)
+            for a in range(m):
+                J = float((b >> a) & 1)
+                C[a] += J
+                S[a] += J * C[a] * ii
+    tot = 0.0
     for a in range(m):
         if code == RR:
             if C[a] > 0:

@@ -42,6 +42,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from uefast.diversity._ia_classes import _topic_classes
 from uefast.diversity._ia_common import (
     AP,
     GERR,
@@ -49,9 +50,11 @@ from uefast.diversity._ia_common import (
     RBP,
     RBU,
     RR,
-    _amax,
+    _dlog,
     _scales,
     _value,
+    _value_bin,
+    _value_rbp,
 )
 from uefast.diversity._ia_ideal import _idcg, _iub
 from uefast.diversity._ia_reb import _harmonic, _reb
@@ -61,10 +64,17 @@ __all__ = ["AP", "GERR", "NDCG", "RBP", "RBU", "RR", "ia_batch"]
 
 @nb.njit(cache=True, nogil=True, parallel=True)
 def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, universe, ncoll,
-             RC, val, iub, exact, reb):
+             RC, val, iub, exact, reb, nchunk=1):
     """Fill ``val`` (S x M), ``iub``/``exact`` (T x M) and ``reb`` (T x M for the judged and
     collection universes, S x M for ``universe`` 1 = retrieved). ``RC``: 1/i for i = 0.. at
-    least the longest topic and segment (``RC[0]`` unused)."""
+    least the longest topic and segment + 1 (``RC[0]`` unused). ``nchunk``: the topics and the
+    segments are split into that many chunks each (a chunk allocates its scratch once; callers
+    pass a few per thread).
+
+    Topic phase (parallel over chunks of topics): the topic's classes
+    of equal grade rows, then per measure IDCG, IUB and REB; it also writes, per judged document,
+    its RBP-IA gains and its binary relevance pattern, which the segment phase (parallel over
+    chunks of segments) reads instead of the m grades of each ranked document."""
     T = toff.size - 1
     S = soff.size - 1
     M = spec.shape[0]
@@ -76,32 +86,64 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
         nmax = max(nmax, toff[t + 1] - toff[t])
         mmax = max(mmax, aoff[t + 1] - aoff[t])
     Kmax = 0
+    nrbp = 0
+    pats = False
+    rslot = np.full(M, -1, np.int64)
     for j in range(M):
         if spec[j, 0] == RBU or spec[j, 0] == GERR:
             NN = max(nmax, ncoll) if universe == 2 else nmax
             Kmax = max(Kmax, NN if (spec[j, 2] or spec[j, 1] < 0) else min(spec[j, 1], NN))
-    nch = min(T, 256)  # chunks of topics, each with its own scratch
+        if spec[j, 0] == RBP:
+            rslot[j] = nrbp
+            nrbp += 1
+        pats = pats or spec[j, 0] == RR or spec[j, 0] == AP
+    DISC = np.zeros(RC.size)  # 1/log2(i + 1), its prefix sums, harmonic numbers H_i
+    CDL = np.zeros(RC.size)
+    HT = np.zeros(RC.size)
+    for i in range(1, RC.size):
+        DISC[i] = _dlog(float(i))
+        CDL[i] = CDL[i - 1] + DISC[i]
+        HT[i] = HT[i - 1] + RC[i]
+    HNc = _harmonic(ncoll, RC) if universe == 2 else 0.0
+    ND = toff[T]
+    DG = np.empty((nrbp, ND))
+    DPAT = np.empty(ND if pats else 0, np.int64)
+    HS = 64
+    while HS < 2 * nmax:
+        HS *= 2
+    nch = max(min(T, nchunk), 1)  # chunks of topics, each with its scratch
     for ch in nb.prange(nch):
-        FS = np.empty(nmax * (mmax + 2))
-        IS = np.full(5 * nmax + 4 * 1024 + 2, -1, np.int64)
+        FS = np.empty(max(nmax * (mmax + 3), 2048))
+        IS = np.empty(nmax + 8 * 1024 + 8, np.int64)
+        FR = np.empty(3 * (Kmax + 2))
         ORD_ = np.empty((M, nmax), np.int64)
         EC_ = np.empty((M, mmax, Kmax + 1))
         sc = np.empty(mmax)
         cc = np.empty(mmax)
         amax = np.empty(mmax, np.int64)
         HG = np.empty((mmax, 64), np.int64)
+        CL = np.empty((6, nmax), np.int64)  # first, cnt, cls, nxt, last, CP
+        hkey = np.empty(HS, np.int64)
+        hval = np.empty(HS, np.int64)
+        hstamp = np.zeros(HS, np.int64)
         allrows_ = np.arange(nmax)
         for t in range(ch * T // nch, (ch + 1) * T // nch):
             n = toff[t + 1] - toff[t]
+            d0 = toff[t]
             a0 = aoff[t]
             m = aoff[t + 1] - a0
             g0 = goff[t]
             w = W[a0:a0 + m]
             nrel = NR[a0:a0 + m]
             allrows = allrows_[:n]
-            HN = _harmonic(ncoll, RC) if universe == 2 else _harmonic(n, RC)
+            first, cnt, cls, nxt, CP = CL[0], CL[1], CL[2], CL[3], CL[5]
+            U, small = _topic_classes(G, g0, n, m, amax, HG, first, cnt, cls, nxt, CL[4], CP,
+                                      hkey, hval, hstamp, t + 1)
+            if pats and m <= 62:
+                for d in range(n):
+                    DPAT[d0 + d] = CP[cls[d]]
+            HN = HNc if universe == 2 else HT[n]
             N = ncoll if universe == 2 else n
-            small = _amax(G, g0, n, m, amax, HG)
             H = HG[:m]
             for j in range(M):
                 code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
@@ -110,34 +152,47 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                 _scales(code, amax, m, spec[j, 3] != 0, gm)
                 idcg = IDCG[a0:a0 + m, j]
                 if code == NDCG:
-                    _idcg(G, g0, n, m, k, gm, idcg, H, amax, small)
+                    _idcg(G, g0, n, m, k, gm, idcg, H, amax, small, DISC)
                 sh = spec[j, 4]
                 jj = sh if sh >= 0 else j
                 v, ex = _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, sc, cc,
-                             ORD_[jj, :n], sh >= 0, FS, IS, amax)
+                             ORD_[jj, :n], sh >= 0, FS, IS, U, first, cnt, cls, nxt, CP, DISC, HT)
                 iub[t, j] = v
                 exact[t, j] = ex
+                if code == RBP:  # the documents' gains: their classes' keys
+                    dg = DG[rslot[j]]
+                    for d in range(n):
+                        dg[d0 + d] = FS[U + cls[d]]
                 if universe != 1:
                     reb[t, j] = _reb(code, k, java, p, e, allrows, N, G, g0, m, w, gm, nrel, idcg,
-                                     HN, RC, EC_[jj, :m], sh >= 0, H, small)
-    for s in nb.prange(S):
-        t = seg_topic[s]
-        a0 = aoff[t]
-        m = aoff[t + 1] - a0
-        g0 = goff[t]
-        w = W[a0:a0 + m]
-        nrel = NR[a0:a0 + m]
-        sc = np.empty(m)
-        cc = np.empty(m)
-        lo, hi = soff[s], soff[s + 1]
-        HN = _harmonic(hi - lo, RC) if universe == 1 else 0.0
-        for j in range(M):
-            gm = GM[a0:a0 + m, j]
-            idcg = IDCG[a0:a0 + m, j]
-            code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
-            p, e = fpar[j, 0], fpar[j, 1]
-            val[s, j] = _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, sc, cc)
-            if universe == 1:
-                reb[s, j] = _reb(code, k, java, p, e, rows[lo:hi], hi - lo, G, g0, m, w, gm, nrel,
-                                 idcg, HN, RC, np.empty((m, hi - lo + 1)), False,
-                                 np.zeros((1, 64), np.int64), False)
+                                     HN, RC, EC_[jj, :m], sh >= 0, H, small, amax, FR, CDL)
+    nsch = max(min(S, nchunk), 1)  # chunks of segments
+    for ch in nb.prange(nsch):
+        sc = np.empty(mmax)
+        cc = np.empty(mmax)
+        for s in range(ch * S // nsch, (ch + 1) * S // nsch):
+            t = seg_topic[s]
+            a0 = aoff[t]
+            m = aoff[t + 1] - a0
+            g0 = goff[t]
+            w = W[a0:a0 + m]
+            nrel = NR[a0:a0 + m]
+            lo, hi = soff[s], soff[s + 1]
+            for j in range(M):
+                gm = GM[a0:a0 + m, j]
+                idcg = IDCG[a0:a0 + m, j]
+                code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
+                p, e = fpar[j, 0], fpar[j, 1]
+                if code == RBP:
+                    val[s, j] = _value_rbp(p, rows, lo, hi, DG[rslot[j]], toff[t])
+                elif (code == RR or code == AP) and m <= 62:
+                    val[s, j] = _value_bin(code, rows, lo, hi, DPAT, toff[t], m, w, nrel, sc, cc)
+                else:
+                    val[s, j] = _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel,
+                                       idcg, sc, cc, DISC)
+                if universe == 1:
+                    L = hi - lo
+                    reb[s, j] = _reb(code, k, java, p, e, rows[lo:hi], L, G, g0, m, w, gm, nrel,
+                                     idcg, HT[L], RC, np.empty((m, L + 1)), False,
+                                     np.zeros((1, 64), np.int64), False, np.zeros(1, np.int64),
+                                     np.empty(3 * (L + 2)), CDL)

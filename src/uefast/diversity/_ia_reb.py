@@ -35,48 +35,52 @@ def _lbinom(n, k):
 
 
 @_jit
-def _er_blocks(code, hist, top, sc, nr, Kr):
+def _er_blocks(code, hist, top, sc, nr, Kr, Er, T, z):
     """Er[c] = E[product of y over c of the nr documents with y < 1, drawn without replacement],
     c = 0..Kr, with the documents in blocks of equal grade (``hist[g]`` of grade g, y_g =
     1 - r(g)): e_c = [z^c] prod_g sum_j C(n_g, j) y_g^j z^j, Er[c] = e_c / C(nr, c) (used while
-    C(nr, Kr) < e^600, so no overflow; all terms positive)."""
-    Er = np.zeros(Kr + 1)
+    C(nr, Kr) < e^600, so no overflow; all terms positive). ``T``: scratch (Kr + 1) for a
+    block's C(n_g, j) y_g^j. ``z`` > 0: a block of z documents with y = 1 besides (then nr
+    counts them too, and Er[c] is E[S_c] over all nr documents)."""
+    for c in range(Kr + 1):
+        Er[c] = 0.0
     Er[0] = 1.0
     deg = 0
-    for g in range(1, top + 1):
-        ng = hist[g]
-        y = 1.0 - _r(code, g, sc)
-        if ng == 0 or y >= 1.0:
+    for g in range(top + 1):
+        ng = z if g == 0 else hist[g]
+        y = 1.0 if g == 0 else 1.0 - _r(code, g, sc)
+        if ng == 0 or (y >= 1.0 and g > 0):
             continue
+        t = 1.0  # C(ng, j) y^j
+        for j in range(min(ng, Kr) + 1):
+            T[j] = t
+            t *= (ng - j) / (j + 1.0) * y
         nd = min(deg + ng, Kr)
         for c in range(nd, -1, -1):  # in place, from the top: Er[c - j] not yet overwritten
             s = 0.0
-            t = 1.0  # C(ng, j) y^j
-            for j in range(min(ng, c) + 1):
-                if c - j <= deg:
-                    s += t * Er[c - j]
-                t *= (ng - j) / (j + 1.0) * y
+            for j in range(max(c - deg, 0), min(ng, c) + 1):
+                s += T[j] * Er[c - j]
             Er[c] = s
         deg = nd
     b = 1.0  # C(nr, c)
     for c in range(Kr + 1):
         Er[c] /= b
         b *= (nr - c) / (c + 1.0)
-    return Er
 
 
 @_jit
-def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC, H, useH):
+def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC, H, useH, amax, FR):
     """E[S_c], c = 0..K, over random orders of a universe of N documents (``urows`` plus
     N - |urows| with r = 0) for aspect a; writes E[0..K]. The normalised elementary symmetric
     recurrence runs over the nr documents with r > 0 only (Er[c] = E[prod of c of them]); the
     first c positions then hold j of them with the hypergeometric probability h(c, j), updated
-    in c: E[S_c] = sum_j h(c, j) Er[j]."""
+    in c: E[S_c] = sum_j h(c, j) Er[j]. Usually (grades < 64, C(N, K) < e^600) the grade blocks
+    and one block of the N - nr documents with y = 1 give E[S_c] = e_c / C(N, c) at once. ``FR``: scratch (>= 3(K + 1)); ``amax[a]``: the
+    aspect's largest grade where ``useH``."""
     top = 0
     if useH:  # the topic's grade histogram (judged documents, grades < 64)
         hist = H[a]
-        for g in range(64):
-            top = g if hist[g] > 0 else top
+        top = amax[a]
     else:
         hist = np.zeros(64, np.int64)  # documents of each grade (grades < 64)
         for j in range(urows.size):
@@ -88,9 +92,15 @@ def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC, H, useH):
     nr = 0
     for g in range(1, min(top, 63) + 1):
         nr += hist[g] if 1.0 - _r(code, g, gm[a]) < 1.0 else 0
-    if top < 64 and _lbinom(nr, min(K, nr)) < 600.0:
-        Kr = min(K, nr)
-        Er = _er_blocks(code, hist, top, gm[a], nr, Kr)
+    if top < 64 and K * math.log(max(N, 1)) < 600.0:  # C(N, K) <= N^K < e^600
+        # the N - nr documents with y = 1 as one more block: E[S_c] = e_c / C(N, c) directly
+        _er_blocks(code, hist, top, gm[a], N, K, E, FR[:K + 1], N - nr)
+        return
+    Kr = min(K, nr)
+    # C(nr, Kr) <= nr^Kr: the bound spares the lgammas in the usual case
+    if top < 64 and (Kr * math.log(max(nr, 1)) < 600.0 or _lbinom(nr, Kr) < 600.0):
+        Er = FR[:Kr + 1]
+        _er_blocks(code, hist, top, gm[a], nr, Kr, Er, FR[Kr + 1:2 * Kr + 2], 0)
     else:
         ys = np.empty(urows.size)
         nr = 0
@@ -100,14 +110,16 @@ def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC, H, useH):
             ys[nr] = y
             nr += 1 if y < 1.0 else 0
         Kr = min(K, nr)
-        Er = np.zeros(Kr + 1)
+        Er = FR[:Kr + 1]
+        Er[:] = 0.0
         Er[0] = 1.0
         for j in range(1, nr + 1):
             y = ys[j - 1]
             ij = RC[j]
             for c in range(min(j, Kr), 0, -1):
                 Er[c] = ((j - c) * ij * Er[c] if c < j else 0.0) + c * ij * y * Er[c - 1]
-    h = np.zeros(Kr + 1)
+    h = FR[Kr + 1:2 * Kr + 2]
+    h[:] = 0.0
     h[0] = 1.0
     E[0] = 1.0
     z = float(N - nr)  # documents with r = 0
@@ -126,11 +138,13 @@ def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC, H, useH):
 
 @_jit
 def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec, have_E, H,
-         useH):
+         useH, amax, FR, CDL):
     """E[value] over random orders of the universe (see the module docstring). Cascade
     families: ``Ec[a, :K+1]`` holds E[S_c] of aspect a, computed here or read when ``have_E``
     (an earlier measure of the batch with the same grade map and K). ``useH``: ``urows`` are the
-    topic's judged documents, whose grade histogram is ``H`` (all grades < 64)."""
+    topic's judged documents, whose grade histogram is ``H`` (all grades < 64; ``amax``: the
+    aspects' largest grades). ``FR``: scratch (>= 3(K + 2)); ``CDL[i]`` = sum_{j<=i} 1/log2(j + 1)
+    (nDCG-IA; summed here beyond its end)."""
     n = urows.size
     if N <= 0:
         return 0.0
@@ -142,7 +156,7 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec,
             K = N
         else:
             K = min(k, N)
-        disc = np.empty(K + 1)
+        disc = FR[2 * K + 2:3 * K + 3]
         pi = 1.0
         ds = 0.0
         for i in range(1, K + 1):
@@ -152,7 +166,7 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec,
         for a in range(m):
             E = Ec[a]
             if not have_E:
-                _survival(code, urows, G, g0, m, a, gm, K, N, E, RC, H, useH)
+                _survival(code, urows, G, g0, m, a, gm, K, N, E, RC, H, useH, amax, FR)
             s = 0.0
             for i in range(1, K + 1):
                 s += disc[i] * (E[i - 1] - E[i])
@@ -164,7 +178,7 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec,
         V = 0.0
         r = 0
         if useH:  # by grade blocks
-            for g in range(1, 64):
+            for g in range(1, amax[a] + 1):
                 c = H[a, g]
                 if c > 0:
                     V += c * _r(code, g, gm[a])
@@ -197,8 +211,12 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec,
     if code == RBP:
         tot *= 1.0 - p ** N
     elif code == NDCG:
-        s = 0.0
-        for i in range(1, min(k, N) + 1):
-            s += _dlog(float(i))
+        K = min(k, N)
+        if K < CDL.size:
+            s = CDL[K]
+        else:
+            s = 0.0
+            for i in range(1, K + 1):
+                s += _dlog(float(i))
         tot *= s
     return tot

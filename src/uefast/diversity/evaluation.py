@@ -196,14 +196,18 @@ def score_batch(batch: Batch, mlist, reb_universe: str = "judged", collection_si
     reb = np.empty((S, M))
     low = np.zeros((S, M))
     exact = np.empty((S, M), bool)
+    n_judged = np.array([t.n for t in batch.topics], np.int64)
     fast = [j for j, m in enumerate(mlist) if m.fam.name in FAST]
     if fast:
         val[:, fast], iub[:, fast], exact[:, fast], reb[:, fast] = ia_scores(
             batch, [mlist[j] for j in fast], reb_universe, collection_size)
     for j, m in enumerate(mlist):
-        if m.fam.minimum is not None:
-            per = {t: m.fam.minimum(batch.topics[t], m) for t in np.unique(batch.seg_topic)}
-            low[:, j] = [per[t] for t in batch.seg_topic]
+        if m.fam.minimum is not None:  # a function of the topic's n (registry.Family)
+            ns = n_judged[batch.seg_topic]
+            un, inv = np.unique(ns, return_inverse=True)
+            first = np.full(un.size, -1, np.int64)
+            first[inv[::-1]] = batch.seg_topic[::-1]
+            low[:, j] = np.array([m.fam.minimum(batch.topics[t], m) for t in first], float)[inv]
         if j in fast:
             continue
         val[:, j] = m.fam.value(batch, m)
@@ -250,6 +254,8 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
     :data:`uefast.diversity.ia_fast.FAST` are scored by one Numba pass over all segments
     (:mod:`uefast.diversity._ia_kernels`).
     """
+    from uefast.diversity.ia_fast import relevant_docs
+
     if degenerate not in DEGENERATE_POLICIES:
         raise InputError(f"`degenerate` must be one of {DEGENERATE_POLICIES}, got {degenerate!r}")
     mlist = parse_measures(measures)
@@ -271,7 +277,7 @@ def evaluate(run, qrels, measures=("alpha-nDCG@20", "ERR-IA@20"), *, ue: bool = 
     if ue and degenerate == "drop":
         keep = ~((iub - reb) <= 1e-12 * np.maximum(1.0, iub))
     lens = np.diff(batch.soff)
-    n_rel = np.array([int((t.grades >= 1).any(axis=1).sum()) for t in batch.topics], np.int64)
+    n_rel = relevant_docs(batch)
     n_judged = np.array([t.n for t in batch.topics], np.int64)
     sel = keep.reshape(-1)
     rep = lambda a: np.repeat(a, M)[sel]  # noqa: E731

@@ -90,13 +90,18 @@ def _rbu_reb(topic, m):
 
 def cascade_greedy(r: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Each rank takes the document of largest sum_t w_t r(d,t) S_t (S_t = prod of (1 - r) of the
-    documents placed), ties to the lower row: every judged row, in that order."""
+    documents placed), ties to the lower row: every judged row, in that order. The score is summed
+    over t in order, ((r S_t) w_t) term by term, as the Numba kernel sums it: equal scores stay
+    equal ties (a BLAS dot product may round them apart and pick another document)."""
     n = r.shape[0]
     S = np.ones(r.shape[1])
     left = np.ones(n, bool)
     order = np.empty(n, np.int64)
     for i in range(n):
-        gain = np.where(left, (r * S) @ w, -np.inf)
+        score = np.zeros(n)
+        for t in range(r.shape[1]):
+            score += (r[:, t] * S[t]) * w[t]
+        gain = np.where(left, score, -np.inf)
         d = int(np.argmax(gain))
         order[i] = d
         left[d] = False

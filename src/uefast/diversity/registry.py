@@ -46,8 +46,9 @@ class Family:
     ``cutoff``: ``"required"``, ``"optional"`` (None = whole ranking) or ``"none"``;
     ``value(batch, m) -> (S,) array``; ``iub(topic, m) -> (iub, exact)``; ``reb(topic, m)``
     exact expectation over uniformly random orders of the judged documents; ``minimum(topic, m)``
-    the least value (for measures that can be negative, see :mod:`uefast.diversity.evaluation`),
-    None for measures >= 0; ``naive``: the reference function's name in tests/naive_diversity.py;
+    the least value (for measures that can be negative, see :mod:`uefast.diversity.evaluation`;
+    a function of the topic's number of judged documents ``topic.n`` only, as the least value
+    of a ranking with no gain: ``evaluate`` calls it once per distinct n), None for measures >= 0; ``naive``: the reference function's name in tests/naive_diversity.py;
     ``doc``: the definition and its source."""
 
     name: str

@@ -1,0 +1,105 @@
+"""Per-topic summary shared by every measure of the intent-aware kernels
+(:mod:`uefast.diversity._ia_kernels`), built in two passes over the topic's grades: the largest
+grade of each aspect, the classes of documents with equal grade rows (the IUB rankings and the
+greedies work on classes, documents of one class being exchangeable), each class's binary
+relevance pattern and the per-aspect grade histograms (from the classes)."""
+from __future__ import annotations
+
+from uefast.diversity._ia_common import _jit
+
+_GOLD = -7046029254386353131  # 0x9E3779B97F4A7C15 (Fibonacci hashing), as int64
+_LIM = 1 << 62
+
+
+@_jit
+def _topic_classes(G, g0, n, m, amax, H, first, cnt, cls, nxt, last, CP, hkey, hval, hstamp, stamp):
+    """Classes of the topic's n documents (grades ``G[g0 + d*m + a]``) by equal grade row.
+
+    Writes ``amax[a]`` (largest grade of aspect a), ``H[a, g]`` (documents of grade g in aspect a,
+    for g <= min(amax[a], 63); grade 63 counts those above), and per class x < U (numbered by
+    their lowest row): ``first[x]`` (its lowest row), ``cnt[x]``, ``CP[x]`` (binary pattern, bit a
+    = [grade >= 1], where m <= 62); per document: ``cls[d]`` and ``nxt[d]`` (the next row of its
+    class, -1); ``last``: scratch (n). A class is found through the mixed-radix code of the
+    row (radix amax[a] + 1): by
+    direct index when the codes fit the table ``hkey``/``hval``/``hstamp`` (a power of two in
+    size; slots whose ``hstamp`` differs from ``stamp`` are empty, so nothing is cleared), else
+    by Fibonacci hashing with linear probing; with codes beyond 2^62 every document is its own
+    class. Returns (U, small): small = every grade below 64."""
+    for a in range(m):
+        amax[a] = 0
+    for d in range(n):
+        for a in range(m):
+            amax[a] = max(amax[a], G[g0 + d * m + a])
+    P = 1
+    ok = True
+    small = True
+    for a in range(m):
+        small = small and amax[a] < 64
+        if amax[a] + 1 > _LIM // P:
+            ok = False
+        else:
+            P *= amax[a] + 1
+    mask = hkey.size - 1
+    direct = P <= hkey.size
+    U = 0
+    if not ok:
+        for d in range(n):
+            first[d] = d
+            cnt[d] = 1
+            cls[d] = d
+            nxt[d] = -1
+        U = n
+    elif direct:  # branch-free: a new class is x = U
+        for d in range(n):
+            c = 0
+            for a in range(m):
+                c = c * (amax[a] + 1) + G[g0 + d * m + a]
+            isnew = hstamp[c] != stamp
+            x = U if isnew else hval[c]
+            hval[c] = x
+            hstamp[c] = stamp
+            first[x] = d if isnew else first[x]
+            cnt[x] = (0 if isnew else cnt[x]) + 1
+            lx = last[x]
+            nxt[lx if not isnew else d] = d
+            last[x] = d
+            nxt[d] = -1
+            cls[d] = x
+            U += 1 if isnew else 0
+    else:
+        for d in range(n):
+            c = 0
+            for a in range(m):
+                c = c * (amax[a] + 1) + G[g0 + d * m + a]
+            slot = ((c * _GOLD) >> 40) & mask
+            while True:
+                if hstamp[slot] != stamp:
+                    hstamp[slot] = stamp
+                    hkey[slot] = c
+                    x = U
+                    hval[slot] = x
+                    first[x] = d
+                    cnt[x] = 0
+                    U += 1
+                    break
+                if hkey[slot] == c:
+                    x = hval[slot]
+                    nxt[last[x]] = d
+                    break
+                slot = (slot + 1) & mask
+            cnt[x] += 1
+            last[x] = d
+            cls[d] = x
+            nxt[d] = -1
+    for a in range(m):
+        for g in range(min(amax[a], 63) + 1):
+            H[a, g] = 0
+    for x in range(U):
+        d = first[x]
+        b = 0
+        for a in range(m):
+            g = G[g0 + d * m + a]
+            H[a, min(g, 63)] += cnt[x]
+            b |= (1 << a) if g >= 1 else 0
+        CP[x] = b if m <= 62 else 0
+    return U, small
