@@ -45,6 +45,20 @@ def _dlog(i):
 
 
 @_jit
+def _rr_ap_total(code, m, w, nrel, S, C):
+    """The aspect-weighted total of RR-IA (sum_t w_t / first hit rank C_t) or AP-IA
+    (sum_t w_t S_t / R_t) from the per-aspect accumulators of a ranking walk."""
+    tot = 0.0
+    for a in range(m):
+        if code == RR:
+            if C[a] > 0:
+                tot += w[a] / C[a]
+        elif nrel[a] > 0 and C[a] > 0:
+            tot += w[a] * S[a] / nrel[a]
+    return tot
+
+
+@_jit
 def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C, DISC):
     """Value of the ranking rows[lo:hi] (S, C: scratch of length m; ``DISC[i]`` = 1/log2(i + 1)
     where i < DISC.size)."""
@@ -116,13 +130,7 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C,
                 else:
                     C[a] += J
                     S[a] += J * C[a] * ii
-    for a in range(m):
-        if code == RR:
-            if C[a] > 0:
-                tot += w[a] / C[a]
-        elif nrel[a] > 0 and C[a] > 0:
-            tot += w[a] * S[a] / nrel[a]
-    return tot
+    return _rr_ap_total(code, m, w, nrel, S, C)
 
 
 @_jit
@@ -169,11 +177,4 @@ def _value_bin(code, rows, lo, hi, PAT, d0, m, w, nrel, S, C):
                 J = float((b >> a) & 1)
                 C[a] += J
                 S[a] += J * C[a] * ii
-    tot = 0.0
-    for a in range(m):
-        if code == RR:
-            if C[a] > 0:
-                tot += w[a] / C[a]
-        elif nrel[a] > 0 and C[a] > 0:
-            tot += w[a] * S[a] / nrel[a]
-    return tot
+    return _rr_ap_total(code, m, w, nrel, S, C)
