@@ -71,7 +71,7 @@ def reference(batch, mlist):
 def kernel(batch, mlist):
     from uefast.diversity.ia_fast import ia_scores
 
-    batch.cache.clear()  # flattening the topics is part of the work
+    batch.cache.clear()  # no result kept from an earlier call (the flat topics are compile_qrels')
     return ia_scores(batch, mlist)
 
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import naive_diversity as nd
 from uefast.diversity import compile_qrels, evaluate, parse_measure
-from uefast.diversity.ia_fast import FAST, ia_scores
+from uefast.diversity.ia_fast import FAST, flat_topics, ia_scores
 from uefast.diversity.registry import Batch
 from uefast.errors import InputError
 
@@ -162,6 +162,24 @@ def test_collection_equals_judged_when_n_is_the_collection():
     assert np.isfinite(big).all()
     pos = [j for j, m in enumerate(ms) if m.fam.name != "RBU"]
     assert (big[:, pos] <= a[:, pos] + 1e-12).all()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_flat_arrays_equal_the_topics(seed):
+    """compile_qrels' flat arrays (read by the kernel in place of flattening the topics) hold
+    exactly the topics' grades, weights and relevant counts, with weights given or uniform,
+    and a run scored through them equals one scored through the topics."""
+    rng = np.random.default_rng(seed)
+    topics = _qrels(rng, 6, max_n=9, max_m=4)
+    assert topics.flat is not None
+    for x, y in zip(topics.flat, flat_topics(list(topics.values()))):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+    batch, _ = _batch(rng, list(topics.values()))
+    ms = [parse_measure(s) for s in MEASURES]
+    via_flat = ia_scores(Batch(batch.topics, batch.seg_topic, batch.rows, batch.soff,
+                               flat=topics.flat), ms)
+    for x, y in zip(via_flat, ia_scores(batch, ms)):
+        assert np.array_equal(x, y)
 
 
 def _run_and_qrels():

@@ -98,7 +98,7 @@ def rank_run(run: pa.Table, topics: DivQrels, ties: str = "trec_eval", queries: 
         seg_sys, seg_top, soff, rows = _all_queries(len(systems), len(qids), seg_sys, seg_top, soff, rows)
     elif queries != "intersect":
         raise InputError(f"`queries` must be 'intersect' or 'qrels', got {queries!r}")
-    batch = Batch([topics[x] for x in qids], seg_top, rows, soff)
+    batch = Batch([topics[x] for x in qids], seg_top, rows, soff, flat=getattr(topics, "flat", None))
     return systems, seg_sys, batch, info
 
 

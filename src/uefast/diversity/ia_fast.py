@@ -62,6 +62,8 @@ def relevant_docs(batch) -> np.ndarray:
 
 
 def _flat(batch):
+    if batch.flat is not None:  # compile_qrels' own arrays
+        return batch.flat
     key = ("flat_topics", id(batch.topics))
     if key not in batch.cache:
         batch.cache[key] = flat_topics(batch.topics)

@@ -249,7 +249,12 @@ class Topic:
 
 
 class DivQrels(dict):
-    """``{qid: Topic}`` in the qrels' topic order."""
+    """``{qid: Topic}`` in the qrels' topic order. ``flat``: the same topics as the flat arrays
+    (toff, aoff, goff, G, W, NR) of :func:`uefast.diversity.ia_fast.flat_topics`, in this order,
+    as :func:`compile_qrels` built them (the topics are views of them); read-only, like the
+    topics themselves."""
+
+    flat = None
 
 
 def _aspect_order(ids: list[str]) -> list[str]:
@@ -360,6 +365,7 @@ def _build_topics(qid_list, sub_names, active, NS, qs, ps, doc_ix, gs, doc_names
     names = [sub_names[i] for i in asub[o]]
     W = np.repeat(1.0 / np.maximum(m, 1), m)
     out = DivQrels()
+    ws = []
     for ti, qi in enumerate(qid_list):
         a0, a1 = int(tstart[ti]), int(tstart[ti + 1])
         p0, p1 = int(astart[ti]), int(astart[ti + 1])
@@ -374,8 +380,13 @@ def _build_topics(qid_list, sub_names, active, NS, qs, ps, doc_ix, gs, doc_names
             w = np.array([given[a] for a in aspects], float)
             tot = w.sum()
             w = w / tot if tot > 0 else np.full(len(aspects), 1.0 / max(len(aspects), 1))
+        ws.append(w)
         out[qi] = Topic(qi, doc_names[a0:a1], G[goff[ti]:goff[ti + 1]].reshape(a1 - a0, p1 - p0),
                         aspects, w, nrel[p0:p1].copy())
+    if len(out) == T:  # a qid given twice would make the flat arrays disagree with the topics
+        Wf = W if wmap is None else (np.concatenate(ws) if ws else np.zeros(0))
+        out.flat = (np.asarray(tstart, np.int64), np.asarray(astart, np.int64), goff, G,
+                    np.ascontiguousarray(Wf, np.float64), nrel.copy())
     return out
 
 

@@ -26,13 +26,16 @@ __all__ = ["Family", "DivMeasure", "Batch", "register", "parse_measure", "parse_
 class Batch:
     """The rankings to score: segment s is topic ``topics[seg_topic[s]]`` ranked as
     ``rows[soff[s]:soff[s+1]]`` (topic-local judged rows, -1 unjudged). ``cache`` holds results
-    shared by several measures (e.g. the ndeval pass)."""
+    shared by several measures (e.g. the ndeval pass). ``flat``: the topics as flat arrays
+    (:attr:`uefast.diversity.qrels.DivQrels.flat`) where ``topics`` are all of a compiled qrels'
+    topics in its order, else None (then built when needed)."""
 
     topics: list
     seg_topic: np.ndarray
     rows: np.ndarray
     soff: np.ndarray
     cache: dict = field(default_factory=dict)
+    flat: tuple | None = None
 
     def segments(self):
         """(topic, rows) of each segment."""
