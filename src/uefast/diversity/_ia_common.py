@@ -11,11 +11,11 @@ _jit = nb.njit(cache=True, nogil=True)
 
 
 @_jit
-def _scales(code, amax, m, gtop, out):
-    """Per aspect, the factor that turns a grade into r: 1/2^gmax (cascade: r = (2^g - 1)/2^gmax,
-    the same double as the division) or 1/gmax (linear: g/gmax, within one ulp); gmax = the
-    aspect's largest grade ``amax`` (``gtop``: the topic's), 1 where it is 0 (as
-    :meth:`Topic.rel`)."""
+def _scales(code, amax, m, gtop, GM, a0, j):
+    """Per aspect a, the factor ``GM[a0 + a, j]`` that turns a grade into r: 1/2^gmax (cascade:
+    r = (2^g - 1)/2^gmax, the same double as the division) or 1/gmax (linear: g/gmax, within
+    one ulp); gmax = the aspect's largest grade ``amax`` (``gtop``: the topic's), 1 where it is
+    0 (as :meth:`Topic.rel`)."""
     top = 0
     for a in range(m):
         top = max(top, amax[a])
@@ -23,7 +23,7 @@ def _scales(code, amax, m, gtop, out):
         gm = top if gtop else amax[a]
         if gm <= 0:
             gm = 1
-        out[a] = 1.0 / 2.0 ** gm if (code == RBU or code == GERR) else 1.0 / gm
+        GM[a0 + a, j] = 1.0 / 2.0 ** gm if (code == RBU or code == GERR) else 1.0 / gm
 
 
 @_jit
@@ -45,23 +45,27 @@ def _dlog(i):
 
 
 @_jit
-def _rr_ap_total(code, m, w, nrel, S, C):
+def _rr_ap_total(code, m, W, NR, a0, S, C):
     """The aspect-weighted total of RR-IA (sum_t w_t / first hit rank C_t) or AP-IA
-    (sum_t w_t S_t / R_t) from the per-aspect accumulators of a ranking walk."""
+    (sum_t w_t S_t / R_t) from the per-aspect accumulators of a ranking walk (``W[a0 + t]``,
+    ``NR[a0 + t]``: the topic's weights and relevant counts)."""
     tot = 0.0
     for a in range(m):
         if code == RR:
             if C[a] > 0:
-                tot += w[a] / C[a]
-        elif nrel[a] > 0 and C[a] > 0:
-            tot += w[a] * S[a] / nrel[a]
+                tot += W[a0 + a] / C[a]
+        elif NR[a0 + a] > 0 and C[a] > 0:
+            tot += W[a0 + a] * S[a] / NR[a0 + a]
     return tot
 
 
 @_jit
-def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C, DISC):
-    """Value of the ranking rows[lo:hi] (S, C: scratch of length m; ``DISC[i]`` = 1/log2(i + 1)
-    where i < DISC.size)."""
+def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, W, NR, a0, GM, IDCG, j, S, C, DISC):
+    """Value of the ranking rows[lo:hi]. The topic's aspects are a0.. a0 + m - 1 of the flat
+    per-aspect arrays: weights ``W``, relevant counts ``NR``, the grade scales ``GM[., j]`` and
+    IDCGs ``IDCG[., j]`` of measure j (the arrays are indexed, not sliced: a view passed to a
+    function costs two reference-count updates). S, C: scratch of length m; ``DISC[i]`` =
+    1/log2(i + 1) where i < DISC.size."""
     L = hi - lo
     tot = 0.0
     if code == RBU or code == GERR:
@@ -79,8 +83,8 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C,
             gain = 0.0
             if d >= 0:
                 for a in range(m):
-                    r = _r(code, G[g0 + d * m + a], gm[a])  # branch-free: r = 0 adds 0
-                    gain += w[a] * r * S[a]
+                    r = _r(code, G[g0 + d * m + a], GM[a0 + a, j])  # branch-free: r = 0 adds 0
+                    gain += W[a0 + a] * r * S[a]
                     S[a] *= 1.0 - r
             if code == GERR:
                 tot += gain / (i + 1.0)
@@ -97,7 +101,7 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C,
             if d >= 0:
                 gain = 0.0
                 for a in range(m):
-                    gain += w[a] * _r(code, G[g0 + d * m + a], gm[a])
+                    gain += W[a0 + a] * _r(code, G[g0 + d * m + a], GM[a0 + a, j])
                 tot += pi * gain
             pi *= p
         return (1.0 - p) * tot
@@ -110,10 +114,10 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C,
             if d >= 0:
                 D = DISC[i + 1] if i + 1 < DISC.size else _dlog(i + 1.0)
                 for a in range(m):
-                    S[a] += _r(code, G[g0 + d * m + a], gm[a]) * D
+                    S[a] += _r(code, G[g0 + d * m + a], GM[a0 + a, j]) * D
         for a in range(m):
-            if idcg[a] > 0:
-                tot += w[a] * (S[a] / idcg[a])
+            if IDCG[a0 + a, j] > 0:
+                tot += W[a0 + a] * (S[a] / IDCG[a0 + a, j])
         return tot
     # RR-IA, AP-IA (binary)
     for a in range(m):
@@ -130,25 +134,25 @@ def _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel, idcg, S, C,
                 else:
                     C[a] += J
                     S[a] += J * C[a] * ii
-    return _rr_ap_total(code, m, w, nrel, S, C)
+    return _rr_ap_total(code, m, W, NR, a0, S, C)
 
 
 @_jit
-def _value_rbp(p, rows, lo, hi, DG, d0):
-    """RBP-IA of rows[lo:hi] from the documents' gains ``DG[d0 + d]`` = sum_t w_t r(d,t) (summed
-    over t in order, as :func:`_value` sums them)."""
+def _value_rbp(p, rows, lo, hi, DG, r, d0):
+    """RBP-IA of rows[lo:hi] from the documents' gains ``DG[r, d0 + d]`` = sum_t w_t r(d,t)
+    (summed over t in order, as :func:`_value` sums them)."""
     tot = 0.0
     pi = 1.0
     for i in range(hi - lo):
         d = rows[lo + i]
         if d >= 0:
-            tot += pi * DG[d0 + d]
+            tot += pi * DG[r, d0 + d]
         pi *= p
     return (1.0 - p) * tot
 
 
 @_jit
-def _value_bin(code, rows, lo, hi, PAT, d0, m, w, nrel, S, C):
+def _value_bin(code, rows, lo, hi, PAT, d0, m, W, NR, a0, S, C):
     """RR-IA or AP-IA of rows[lo:hi] from the documents' binary patterns ``PAT[d0 + d]`` (bit t =
     J(d,t), m <= 62), with the arithmetic of :func:`_value`; a document of no aspect adds
     nothing, and RR-IA stops once every aspect is found."""
@@ -177,4 +181,4 @@ def _value_bin(code, rows, lo, hi, PAT, d0, m, w, nrel, S, C):
                 J = float((b >> a) & 1)
                 C[a] += J
                 S[a] += J * C[a] * ii
-    return _rr_ap_total(code, m, w, nrel, S, C)
+    return _rr_ap_total(code, m, W, NR, a0, S, C)

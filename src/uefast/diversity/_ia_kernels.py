@@ -56,7 +56,7 @@ from uefast.diversity._ia_common import (
     _value_bin,
     _value_rbp,
 )
-from uefast.diversity._ia_ideal import _idcg, _iub
+from uefast.diversity._ia_ideal import _ap_iub, _greedy, _idcg, _iub_keyed
 from uefast.diversity._ia_reb import _harmonic, _reb
 
 __all__ = ["AP", "GERR", "NDCG", "RBP", "RBU", "RR", "ia_batch"]
@@ -113,16 +113,23 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
         HS *= 2
     nch = max(min(T, nchunk), 1)  # chunks of topics, each with its scratch
     for ch in nb.prange(nch):
+        # scratch of the IUB routines: the greedy's U(m + 2) reals, AP-IA's 2 x 2^m pattern keys
+        # and 8 x 2^m + n + 1 integers (m <= 10)
         FS = np.empty(max(nmax * (mmax + 3), 2048))
         IS = np.empty(nmax + 8 * 1024 + 8, np.int64)
         FR = np.empty(3 * (Kmax + 2))
-        ORD_ = np.empty((M, nmax), np.int64)
+        ORD = np.empty(M * nmax, np.int64)  # measure j's ideal ranking at j * nmax
         EC_ = np.empty((M, mmax, Kmax + 1))
         sc = np.empty(mmax)
         cc = np.empty(mmax)
         amax = np.empty(mmax, np.int64)
         HG = np.empty((mmax, 64), np.int64)
-        CL = np.empty((6, nmax), np.int64)  # first, cnt, cls, nxt, last, CP
+        first = np.empty(nmax, np.int64)  # the topic's classes (_topic_classes)
+        cnt = np.empty(nmax, np.int64)
+        cls = np.empty(nmax, np.int64)
+        nxt = np.empty(nmax, np.int64)
+        last = np.empty(nmax, np.int64)
+        CP = np.empty(nmax, np.int64)
         hkey = np.empty(HS, np.int64)
         hval = np.empty(HS, np.int64)
         hstamp = np.zeros(HS, np.int64)
@@ -133,39 +140,49 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
             a0 = aoff[t]
             m = aoff[t + 1] - a0
             g0 = goff[t]
-            w = W[a0:a0 + m]
-            nrel = NR[a0:a0 + m]
-            allrows = allrows_[:n]
-            first, cnt, cls, nxt, CP = CL[0], CL[1], CL[2], CL[3], CL[5]
-            U, small = _topic_classes(G, g0, n, m, amax, HG, first, cnt, cls, nxt, CL[4], CP,
+            U, small = _topic_classes(G, g0, n, m, amax, HG, first, cnt, cls, nxt, last, CP,
                                       hkey, hval, hstamp, t + 1)
             if pats and m <= 62:
                 for d in range(n):
                     DPAT[d0 + d] = CP[cls[d]]
             HN = HNc if universe == 2 else HT[n]
             N = ncoll if universe == 2 else n
-            H = HG[:m]
             for j in range(M):
                 code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
                 p, e = fpar[j, 0], fpar[j, 1]
-                gm = GM[a0:a0 + m, j]
-                _scales(code, amax, m, spec[j, 3] != 0, gm)
-                idcg = IDCG[a0:a0 + m, j]
+                _scales(code, amax, m, spec[j, 3] != 0, GM, a0, j)
                 if code == NDCG:
-                    _idcg(G, g0, n, m, k, gm, idcg, H, amax, small, DISC)
+                    _idcg(G, g0, n, m, k, GM, IDCG, a0, j, HG, amax, small, DISC)
                 sh = spec[j, 4]
                 jj = sh if sh >= 0 else j
-                v, ex = _iub(code, k, java, p, e, G, g0, n, m, w, gm, nrel, idcg, sc, cc,
-                             ORD_[jj, :n], sh >= 0, FS, IS, U, first, cnt, cls, nxt, CP, DISC, HT)
-                iub[t, j] = v
-                exact[t, j] = ex
+                # the IUB (exact for one aspect, or for RBP-IA and nDCG-IA by rearrangement);
+                # the family's routine called here, not through a dispatcher: each call of a
+                # compiled function updates the reference counts of its array arguments
+                o0 = jj * nmax
+                exact[t, j] = m <= 1
+                if code == RBP or code == NDCG:  # leaves the classes' keys in FS[U:2U]
+                    iub[t, j] = _iub_keyed(code, k, p, G, g0, n, m, W, a0, GM, IDCG, j, cc, U,
+                                           first, cnt, FS, IS, DISC)
+                    exact[t, j] = True
+                elif code == AP:
+                    iub[t, j] = _ap_iub(G, g0, n, m, W, NR, a0, GM, IDCG, j, sc, cc, ORD, o0, FS,
+                                        IS, U, cnt, cls, CP, HT)
+                else:  # the cascade greedy (shared by measures of one grade map and depth) or RR-IA's
+                    L = n
+                    if sh < 0:
+                        L = _greedy(code, k, java, G, g0, n, m, W, a0, GM, j, sc, ORD, o0, U,
+                                    first, nxt, cls, FS, IS)
+                        L = L if code == RR else n
+                    iub[t, j] = _value(code, k, java, p, e, ORD, o0, o0 + L, G, g0, m, W, NR, a0,
+                                       GM, IDCG, j, sc, cc, DISC)
                 if code == RBP:  # the documents' gains: their classes' keys
-                    dg = DG[rslot[j]]
+                    r = rslot[j]
                     for d in range(n):
-                        dg[d0 + d] = FS[U + cls[d]]
+                        DG[r, d0 + d] = FS[U + cls[d]]
                 if universe != 1:
-                    reb[t, j] = _reb(code, k, java, p, e, allrows, N, G, g0, m, w, gm, nrel, idcg,
-                                     HN, RC, EC_[jj, :m], sh >= 0, H, small, amax, FR, CDL)
+                    reb[t, j] = _reb(code, k, java, p, e, allrows_[:n], N, G, g0, m, W[a0:a0 + m],
+                                     GM[a0:a0 + m, j], NR[a0:a0 + m], IDCG[a0:a0 + m, j], HN, RC,
+                                     EC_[jj, :m], sh >= 0, HG, small, amax, FR, CDL)
     nsch = max(min(S, nchunk), 1)  # chunks of segments
     for ch in nb.prange(nsch):
         sc = np.empty(mmax)
@@ -175,24 +192,20 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
             a0 = aoff[t]
             m = aoff[t + 1] - a0
             g0 = goff[t]
-            w = W[a0:a0 + m]
-            nrel = NR[a0:a0 + m]
             lo, hi = soff[s], soff[s + 1]
             for j in range(M):
-                gm = GM[a0:a0 + m, j]
-                idcg = IDCG[a0:a0 + m, j]
                 code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
                 p, e = fpar[j, 0], fpar[j, 1]
                 if code == RBP:
-                    val[s, j] = _value_rbp(p, rows, lo, hi, DG[rslot[j]], toff[t])
+                    val[s, j] = _value_rbp(p, rows, lo, hi, DG, rslot[j], toff[t])
                 elif (code == RR or code == AP) and m <= 62:
-                    val[s, j] = _value_bin(code, rows, lo, hi, DPAT, toff[t], m, w, nrel, sc, cc)
+                    val[s, j] = _value_bin(code, rows, lo, hi, DPAT, toff[t], m, W, NR, a0, sc, cc)
                 else:
-                    val[s, j] = _value(code, k, java, p, e, rows, lo, hi, G, g0, m, w, gm, nrel,
-                                       idcg, sc, cc, DISC)
+                    val[s, j] = _value(code, k, java, p, e, rows, lo, hi, G, g0, m, W, NR, a0, GM,
+                                       IDCG, j, sc, cc, DISC)
                 if universe == 1:
                     L = hi - lo
-                    reb[s, j] = _reb(code, k, java, p, e, rows[lo:hi], L, G, g0, m, w, gm, nrel,
-                                     idcg, HT[L], RC, np.empty((m, L + 1)), False,
-                                     np.zeros((1, 64), np.int64), False, np.zeros(1, np.int64),
-                                     np.empty(3 * (L + 2)), CDL)
+                    reb[s, j] = _reb(code, k, java, p, e, rows[lo:hi], L, G, g0, m, W[a0:a0 + m],
+                                     GM[a0:a0 + m, j], NR[a0:a0 + m], IDCG[a0:a0 + m, j], HT[L], RC,
+                                     np.empty((m, L + 1)), False, np.zeros((1, 64), np.int64),
+                                     False, np.zeros(1, np.int64), np.empty(3 * (L + 2)), CDL)
