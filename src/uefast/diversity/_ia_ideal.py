@@ -55,12 +55,12 @@ def _idcg(G, g0, n, m, k, GM, IDCG, a0, j, H, amax, small, DISC):
 
 
 @_jit
-def _iub_keyed(code, k, p, G, g0, n, m, W, a0, GM, IDCG, j, C, U, first, cnt, FS, IS, DISC):
+def _iub_keyed(code, k, p, G, g0, n, m, W, a0, GM, IDCG, j, C, U, first, cnt, bk, bc, ckey, DISC):
     """RBP-IA's or nDCG-IA's ideal value: the documents by decreasing key sum_t r(d,t) c_t (c_t =
     w_t, or w_t/IDCG_t), exact by the rearrangement inequality. The value depends on the sorted
     keys only, so the classes' distinct positive keys are inserted, with their document counts,
-    into ``FS[:D]``/``IS[:D]`` (descending; nDCG-IA keeps the top min(k, n)), then summed rank
-    by rank. ``FS[U + x]``: class x's key (RBP-IA: its documents' gain in the value)."""
+    into ``bk[:D]``/``bc[:D]`` (descending; nDCG-IA keeps the top min(k, n)), then summed rank
+    by rank. ``ckey[x]``: class x's key (RBP-IA: its documents' gain in the value)."""
     for a in range(m):
         C[a] = W[a0 + a] / IDCG[a0 + a, j] if code == NDCG else W[a0 + a]
     cap = U if code == RBP else min(k, n)
@@ -70,41 +70,41 @@ def _iub_keyed(code, k, p, G, g0, n, m, W, a0, GM, IDCG, j, C, U, first, cnt, FS
         s = 0.0
         for a in range(m):
             s += _r(code, G[g0 + d * m + a], GM[a0 + a, j]) * C[a]
-        FS[U + x] = s
+        ckey[x] = s
         if s == 0.0:  # adds 0 at any rank
             continue
         y = 0  # keys above s, counted without a data-dependent exit (few distinct keys)
         for z in range(D):
-            y += 1 if FS[z] > s else 0
-        if y < D and FS[y] == s:
-            IS[y] += cnt[x]
+            y += 1 if bk[z] > s else 0
+        if y < D and bk[y] == s:
+            bc[y] += cnt[x]
             continue
         if y >= cap:
             continue
         z = min(D, cap - 1)
         while z > y:
-            FS[z] = FS[z - 1]
-            IS[z] = IS[z - 1]
+            bk[z] = bk[z - 1]
+            bc[z] = bc[z - 1]
             z -= 1
-        FS[y] = s
-        IS[y] = cnt[x]
+        bk[y] = s
+        bc[y] = cnt[x]
         D = min(D + 1, cap)
     v = 0.0
     if code == RBP:
         pi = 1.0
         for y in range(D):
-            s = FS[y]
-            for _ in range(IS[y]):
+            s = bk[y]
+            for _ in range(bc[y]):
                 v += pi * s
                 pi *= p
         return (1.0 - p) * v
     i = 0
     K = min(k, n)
     for y in range(D):
-        for _ in range(IS[y]):
+        for _ in range(bc[y]):
             if i >= K:
                 break
-            v += FS[y] * DISC[i + 1]
+            v += bk[y] * DISC[i + 1]
             i += 1
     return v
 
@@ -246,29 +246,29 @@ def _ap_iub(G, g0, n, m, W, NR, a0, GM, IDCG, j, S, C, ORD, o0, FS, IS, U, cnt, 
 
 
 @_jit
-def _greedy(code, k, java, G, g0, n, m, W, a0, GM, j, S, ORD, o0, U, first, nxt, cls, FS, IS):
+def _greedy(code, k, java, G, g0, n, m, W, a0, GM, j, S, ORD, o0, U, first, nxt, cls, CR, SC, SCI,
+            CC, cur):
     """The cascade greedy (RBU, gERR-IA) or the weighted cover greedy (RR-IA): each rank takes
     the document of largest sum_t r(d,t) S_t w_t (RR-IA: + 1e-9 x its aspects; S_t = prod of
     (1 - r) of the documents placed), ties to the lower row. Documents of one class score alike,
-    so each rank scores one candidate per class (its lowest row not yet taken, ``IS[x]``; ``cls``:
-    the class of a row), aspect by aspect over the classes (r of class x and aspect a at
-    ``FS[a*U + x]``, the scores at ``FS[mU + x]``, the aspect counts at ``FS[(m+1)U + x]``). Only the first K ranks are
-    written, to ``ORD[o0 + i]`` (K = the depth the value reads); once every score is 0
-    (cascade) the rest add 0 to the value and are written as -1, as RR-IA's once every aspect
-    of positive weight is covered. Returns the number of documents placed."""
-    SC = U * m
-    CC = U * (m + 1)
-    FI = FS.view(np.int64)
+    so each rank scores one candidate per class (its lowest row not yet taken, ``cur[x]``;
+    ``cls``: the class of a row), aspect by aspect over the classes (``CR[a, x]``: r of class x
+    and aspect a; scores in ``SC``, whose bits ``SCI`` views as int64; ``CC``: the aspect
+    counts). Only the first K ranks are written, to ``ORD[o0 + i]`` (K = the depth the value
+    reads); once every score is 0 (cascade) the rest add 0 to the value and are written as -1,
+    as RR-IA's once every aspect of positive weight is covered. Returns the number of documents
+    placed. The scratch arrays are whole arrays indexed from 0 (no offsets), so the loops over
+    the classes compile to contiguous vector loads."""
     for a in range(m):
         S[a] = 1.0
         for x in range(U):
-            FS[a * U + x] = _r(code, G[g0 + first[x] * m + a], GM[a0 + a, j])
+            CR[a, x] = _r(code, G[g0 + first[x] * m + a], GM[a0 + a, j])
     for x in range(U):
-        IS[x] = first[x]
+        cur[x] = first[x]
         c = 0.0
         for a in range(m):
-            c += FS[a * U + x]
-        FS[CC + x] = 1e-9 * c
+            c += CR[a, x]
+        CC[x] = 1e-9 * c
     K = n if (code == RR or (code == RBU and (java or k < 0))) else min(k, n)
     i0 = K
     for i in range(K):
@@ -281,34 +281,33 @@ def _greedy(code, k, java, G, g0, n, m, W, a0, GM, j, S, ORD, o0, U, first, nxt,
                 i0 = i
                 break
         for x in range(U):
-            FS[SC + x] = 0.0
+            SC[x] = 0.0
         for a in range(m):
             f = S[a]
             wa = W[a0 + a]
-            base = a * U
             for x in range(U):
-                FS[SC + x] += FS[base + x] * f * wa
+                SC[x] += CR[a, x] * f * wa
         # the best score, then the lowest row among the classes that reach it, as two
-        # reductions without a chain of compare-and-select through the classes (~10 cycles a
-        # class): the scores are >= 0, so their bit patterns order as int64 as they do as
-        # doubles; a class with no document left scores -1.0 (a negative int64)
+        # reductions without a chain of compare-and-select through the classes: the scores
+        # are >= 0, so their bit patterns order as int64 as they do as doubles; a class with no
+        # document left scores -1.0 (a negative int64)
         for x in range(U):
-            v = FS[SC + x] + FS[CC + x] if code == RR else FS[SC + x]
-            FS[SC + x] = v if IS[x] >= 0 else -1.0
-        bits = FI[SC]
+            v = SC[x] + CC[x] if code == RR else SC[x]
+            SC[x] = v if cur[x] >= 0 else -1.0
+        bits = SCI[0]
         for x in range(1, U):
-            bits = max(bits, FI[SC + x])
+            bits = max(bits, SCI[x])
         bd = n
         for x in range(U):
-            bd = min(bd, IS[x] if FI[SC + x] == bits else n)
+            bd = min(bd, cur[x] if SCI[x] == bits else n)
         if bits < 0 or (bits == 0 and code != RR):
             i0 = i
             break
         bx = cls[bd]
         ORD[o0 + i] = bd
-        IS[bx] = nxt[bd]
+        cur[bx] = nxt[bd]
         for a in range(m):
-            S[a] *= 1.0 - FS[a * U + bx]
+            S[a] *= 1.0 - CR[a, bx]
     for i in range(i0, K):
         ORD[o0 + i] = -1
     return i0

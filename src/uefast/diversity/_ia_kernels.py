@@ -113,9 +113,9 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
         HS *= 2
     nch = max(min(T, nchunk), 1)  # chunks of topics, each with its scratch
     for ch in nb.prange(nch):
-        # scratch of the IUB routines: the greedy's U(m + 2) reals, AP-IA's 2 x 2^m pattern keys
-        # and 8 x 2^m + n + 1 integers (m <= 10)
-        FS = np.empty(max(nmax * (mmax + 3), 2048))
+        # AP-IA's scratch: 2 x 2^m pattern keys and 8 x 2^m + n + 1 integers (m <= 10), or
+        # 2n reals
+        FS = np.empty(max(2 * nmax, 2048))
         IS = np.empty(nmax + 8 * 1024 + 8, np.int64)
         FR = np.empty(3 * (Kmax + 2))
         ORD = np.empty(M * nmax, np.int64)  # measure j's ideal ranking at j * nmax
@@ -130,6 +130,12 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
         nxt = np.empty(nmax, np.int64)
         last = np.empty(nmax, np.int64)
         CP = np.empty(nmax, np.int64)
+        CR = np.empty((mmax, nmax))  # the greedy's scratch (SC, cur: also the keyed ideals')
+        SC = np.empty(nmax)
+        SCI = SC.view(np.int64)
+        CC = np.empty(nmax)
+        cur = np.empty(nmax, np.int64)
+        ckey = np.empty(nmax)
         hkey = np.empty(HS, np.int64)
         hval = np.empty(HS, np.int64)
         hstamp = np.zeros(HS, np.int64)
@@ -160,9 +166,9 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                 # compiled function updates the reference counts of its array arguments
                 o0 = jj * nmax
                 exact[t, j] = m <= 1
-                if code == RBP or code == NDCG:  # leaves the classes' keys in FS[U:2U]
+                if code == RBP or code == NDCG:  # leaves the classes' keys in ckey
                     iub[t, j] = _iub_keyed(code, k, p, G, g0, n, m, W, a0, GM, IDCG, j, cc, U,
-                                           first, cnt, FS, IS, DISC)
+                                           first, cnt, SC, cur, ckey, DISC)
                     exact[t, j] = True
                 elif code == AP:
                     iub[t, j] = _ap_iub(G, g0, n, m, W, NR, a0, GM, IDCG, j, sc, cc, ORD, o0, FS,
@@ -171,14 +177,14 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                     L = n
                     if sh < 0:
                         L = _greedy(code, k, java, G, g0, n, m, W, a0, GM, j, sc, ORD, o0, U,
-                                    first, nxt, cls, FS, IS)
+                                    first, nxt, cls, CR, SC, SCI, CC, cur)
                         L = L if code == RR else n
                     iub[t, j] = _value(code, k, java, p, e, ORD, o0, o0 + L, G, g0, m, W, NR, a0,
                                        GM, IDCG, j, sc, cc, DISC)
                 if code == RBP:  # the documents' gains: their classes' keys
                     r = rslot[j]
                     for d in range(n):
-                        DG[r, d0 + d] = FS[U + cls[d]]
+                        DG[r, d0 + d] = ckey[cls[d]]
                 if universe != 1:
                     reb[t, j] = _reb(code, k, java, p, e, allrows_[:n], N, G, g0, m, W[a0:a0 + m],
                                      GM[a0:a0 + m, j], NR[a0:a0 + m], IDCG[a0:a0 + m, j], HN, RC,
