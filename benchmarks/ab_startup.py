@@ -2,6 +2,7 @@
 
     python benchmarks/ab_startup.py cold  -n 3 SRC_A SRC_B ...   # first-ever call, each tree
     python benchmarks/ab_startup.py warm  -n 5 SRC_A SRC_B ...   # the core workload, warm cache
+    python benchmarks/ab_startup.py warm  -n 5 SRC_A SRC_B --measures NCU Pmeasure  # others
     python benchmarks/ab_startup.py cold-trec -n 3 SRC_A SRC_B ...  # first-ever uefast trec_eval
     python benchmarks/ab_startup.py warm-trec -n 3 SRC_A SRC_B ...  # 17 Robust runs, warm cache
 
@@ -11,12 +12,12 @@ sample) and ``uefast.evaluate`` of nDCG@10 + AP on a 50-query MSLR-shaped table;
 process's CPU time (user + system, children included) and wall time. ``warm``: one cache per tree
 (filled by a first call), then per round and tree a fresh process that times the core
 benchmark's one-system workload (benchmarks/test_bench_core.py, ``UEFAST_BENCH_SMALL=1`` size:
-300 queries, or ``--queries``; nDCG@10 + AP with IUB/REB/UE), best of 20 calls for each tie policy
-of ``--ties``, CPU (``time.process_time``) and wall. ``cold-trec``: as ``cold``, the process
-running ``uefast trec_eval`` on the TREC 2003 Robust qrels and one run (NLPR03vb10) from
-``UEFAST_SHARED_DATA``. ``warm-trec``: ``evaluate_trec_files`` of the 17 Robust runs (official
-measures, one worker), best of 5 CPU. The machine is shared: compare trees within a round, give
-ratios.
+300 queries, or ``--queries``; nDCG@10 + AP, or the ``--measures``, with IUB/REB/UE), best of 20
+calls for each tie policy of ``--ties``, CPU (``time.process_time``) and wall. ``cold-trec``: as
+``cold``, the process running ``uefast trec_eval`` on the TREC 2003 Robust qrels and one run
+(NLPR03vb10) from ``UEFAST_SHARED_DATA``. ``warm-trec``: ``evaluate_trec_files`` of the 17 Robust
+runs (official measures, one worker), best of 5 CPU. The machine is shared: compare trees within a
+round, give ratios.
 """
 from __future__ import annotations
 
@@ -81,11 +82,11 @@ from _data import mslr_table
 import uefast
 t = mslr_table(NQ).select(["qid", "docid", "label", "sys0"])
 for ties in TIES:
-    uefast.evaluate(t, measures=["nDCG@10", "AP"], ties=ties)
+    uefast.evaluate(t, measures=MEASURES, ties=ties)
     cpu, wall = [], []
     for _ in range(20):
         c0, w0 = time.process_time(), time.perf_counter()
-        uefast.evaluate(t, measures=["nDCG@10", "AP"], ties=ties)
+        uefast.evaluate(t, measures=MEASURES, ties=ties)
         cpu.append(time.process_time() - c0)
         wall.append(time.perf_counter() - w0)
     print(min(cpu), min(wall))
@@ -115,10 +116,13 @@ def main(argv=None) -> int:
                     help="warm: the workload's tie policies, comma-separated")
     ap.add_argument("--queries", type=int, default=300,
                     help="warm: queries of the table (300: the small mode's)")
+    ap.add_argument("--measures", nargs="+", default=["nDCG@10", "AP"],
+                    help="warm: the workload's measures (default nDCG@10 AP)")
     a = ap.parse_args(argv)
     print(f"load average {os.getloadavg()}", flush=True)
     ties = a.ties.split(",") if a.mode == "warm" else ["-"]
-    warm = WARM.replace("TIES", repr(ties)).replace("NQ", str(a.queries))
+    warm = (WARM.replace("TIES", repr(ties)).replace("NQ", str(a.queries))
+            .replace("MEASURES", repr(a.measures)))
     if a.mode == "warm-trec":
         warm = WARM_TREC
     cold = COLD_TREC if a.mode == "cold-trec" else COLD

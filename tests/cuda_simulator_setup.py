@@ -7,6 +7,7 @@ from numba.core.registry import CPUDispatcher
 
 import uefast.kernels.dispatch as dispatch
 import uefast.kernels.driver as driver
+import uefast.kernels.err as err
 import uefast.kernels.metrics as metrics
 import uefast.kernels.ordering as ordering
 import uefast.kernels.routines as routines
@@ -19,7 +20,7 @@ def python_routines(*extra) -> None:
     """Replace the compiled routines of the measure modules (and of the ``extra`` modules) by
     their Python source functions, in place (the CPU driver's chunk kernels, which the CPU oracle
     runs, stay compiled)."""
-    for mod in (segment, metrics, routines, sakai, tbg, dispatch, driver, ordering, *extra):
+    for mod in (segment, metrics, err, routines, sakai, tbg, dispatch, driver, ordering, *extra):
         for name, obj in list(vars(mod).items()):
             # the CPU driver's own chunk kernels stay compiled: the CPU oracle runs them
             if isinstance(obj, CPUDispatcher) and not (mod is driver and name.startswith("_")):

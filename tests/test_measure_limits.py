@@ -10,7 +10,7 @@ import pytest
 
 import uefast
 from uefast.errors import InputError
-from uefast.kernels.metrics import err_depth
+from uefast.kernels.err import err_depth
 
 
 def _table(labels, scores):
@@ -95,10 +95,10 @@ def test_truncated_err_reb_equals_the_full_dp(seed, p_rel):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_err_reb_by_grade_blocks_equals_the_per_document_dp(seed):
-    """ERR's REB merges blocks of equal grade (kernels/metrics.py: err_reb); it must equal the
+    """ERR's REB merges blocks of equal grade (kernels/err.py: err_reb); it must equal the
     per-document normalised DP (err_tied with one group) on random sorted label lists, for both
     grade scales, fine stop probabilities (lmax = 60) and cutoffs shallow and deep."""
-    from uefast.kernels.metrics import err_reb, err_tied
+    from uefast.kernels.err import err_reb, err_tied
 
     rng = np.random.default_rng(seed)
     for _ in range(400):

@@ -16,7 +16,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from uefast.kernels.metrics import err_reb, err_reb_gf, err_tied, gain
+from uefast.kernels.err import err_reb, err_reb_gf, err_tied
+from uefast.kernels.metrics import gain
 from uefast.kernels.sakai import _br_positions, q_plain, q_plain_pos, q_reb
 
 

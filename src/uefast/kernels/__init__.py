@@ -1,5 +1,6 @@
-"""Numba kernels: per-metric scalar routines (:mod:`.metrics`), segment ordering with tie policies
-(:mod:`.ordering`), grouping by query (:mod:`.grouping`) and the parallel driver (:mod:`.driver`).
+"""Numba kernels: per-metric scalar routines (:mod:`.metrics`; ERR's in :mod:`.err`), segment
+ordering with tie policies (:mod:`.ordering`), grouping by query (:mod:`.grouping`) and the
+parallel driver (:mod:`.driver`).
 
 Compile-time note (benchmarks/RESULTS_startup.md): the kernels of the first commands copy arrays
 with explicit loops, never by slice assignment from an array (``a[i:j] = b[k:l]``). Numba types

@@ -25,6 +25,10 @@ gamma^(c-1) / Z, Z = sum_{i<R} gamma^i: :func:`ncurb_plain`, :func:`ncurb_tied`.
 reach the routines as the row ``fp`` = (beta, gamma) (the family's ``reals=2``;
 docs/adding_a_measure.md section 4).
 
+The plain P-measure and NCUrb walk the ranking with Q's blended-ratio loop
+(:func:`uefast.kernels.sakai._br_walk`: P-measure its term at rp, NCUrb its sum with the weights
+gamma^(C(r)-1)).
+
 DCG_b shares MSnDCG's loops (:func:`uefast.kernels.metrics.dcg_b_plain`,
 :func:`~uefast.kernels.metrics.dcg_b_tied`): the discount
 :func:`~uefast.kernels.metrics.jk_discount` depends on the base ``fp``, so it is computed (one logarithm per rank) where MSnDCG reads the
@@ -38,7 +42,7 @@ import numba as nb
 import numpy as np
 
 from uefast.kernels.metrics import _cut, dcg_b_plain, dcg_b_tied, discount_sum, gain
-from uefast.kernels.sakai import _br_group, _lchoose, ncu_plain, ncu_tied
+from uefast.kernels.sakai import _br_group, _br_walk, _lchoose, ncu_plain, ncu_tied
 
 __all__ = ["jkdcg_plain", "jkdcg_tied", "jkdcg_plain_r", "jkdcg_tied_r", "jkdcg_iub_r",
            "jkdcg_reb_r", "ncu_plain_r", "ncu_tied_r", "ncu_iub_r", "ncu_reb_r", "pmeasure_plain",
@@ -130,19 +134,9 @@ def pmeasure_plain(lab, n, gtype, beta, ideal):
     top = _list_top(lab, n)
     if top < 1:
         return 0.0
-    ni = ideal.shape[0]
-    c = 0
-    cg = 0.0
-    cgi = 0.0
-    for i in range(n):
-        if i < ni:
-            cgi += gain(ideal[i], gtype)
-        if lab[i] >= 1:
-            c += 1
-            cg += gain(lab[i], gtype)
-        if lab[i] == top:
-            return (c + beta * cg) / (i + 1.0 + beta * cgi)
-    return 0.0  # pragma: no cover
+    # the walk's last term, at rp (the top level is present), is BR(rp)
+    _, _, br = _br_walk(lab, n, gtype, beta, ideal, top, False, 1.0)
+    return br
 
 
 @_jit
@@ -240,21 +234,7 @@ def ncurb_plain(lab, n, k, gtype, beta, gamma, nrel, ideal):
     (``NCUrb,P``); 0 when R = 0 (Sakai & Robertson, EVIA 2008; pyNTCIREVAL's p_rb)."""
     if nrel == 0:
         return 0.0
-    ni = ideal.shape[0]
-    K = _cut(k, n)
-    c = 0
-    cg = 0.0
-    cgi = 0.0
-    w = 1.0
-    s = 0.0
-    for i in range(K):
-        if i < ni:
-            cgi += gain(ideal[i], gtype)
-        if lab[i] >= 1:
-            c += 1
-            cg += gain(lab[i], gtype)
-            s += w * (c + beta * cg) / (i + 1.0 + beta * cgi)
-            w *= gamma
+    s, _, _ = _br_walk(lab, _cut(k, n), gtype, beta, ideal, 0, False, gamma)
     return s / _rb_norm(gamma, nrel)
 
 

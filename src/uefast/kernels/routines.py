@@ -13,12 +13,13 @@
   >= n + 1 / n + 2.
 
 Arguments: k <= 0 means no cutoff; ``gtype`` the gain code (:func:`~uefast.kernels.metrics.gain`;
-ERR: the grade scale of :func:`~uefast.kernels.metrics.theta`), ``rel`` the relevance threshold,
+ERR: the grade scale of :func:`~uefast.kernels.err.theta`), ``rel`` the relevance threshold,
 ``fp`` the family's real parameter (RBP's p, ERR's lmax, Q's beta), ``norm`` AP's denominator
 code, ``nrel`` Np at ``rel``, ``tabs`` :func:`uefast.engine.tables`, ``pos`` int64 scratch of
 length >= n, ``ideal`` the query's judged labels sorted descending (filled only for families
 whose state names ``"ideal"``; an empty array otherwise). The formulas are in SPEC_math §1-§5
-and in each routine's primitive (:mod:`uefast.kernels.metrics`, :mod:`uefast.kernels.sakai`).
+and in each routine's primitive (:mod:`uefast.kernels.metrics`, :mod:`uefast.kernels.err`,
+:mod:`uefast.kernels.sakai`).
 """
 from __future__ import annotations
 
@@ -31,9 +32,6 @@ from uefast.kernels.metrics import (
     ap_denominator,
     dcg_plain,
     dcg_tied,
-    err_plain,
-    err_reb,
-    err_tied,
     rbp_plain,
     rbp_tied,
     relcount_plain,
@@ -45,6 +43,7 @@ from uefast.kernels.metrics import (
     success_plain,
     success_tied,
 )
+from uefast.kernels.err import err_plain, err_reb, err_tied
 from uefast.kernels.sakai import (bpref_plain, bpref_tied, o_plain, o_tied, pplus_plain,
                                   pplus_tied, q_plain_pos, q_reb, q_tied)
 

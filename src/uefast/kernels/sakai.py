@@ -41,17 +41,23 @@ _inl = nb.njit(cache=True, nogil=True, inline="always")
 
 
 @_inl
-def _br_walk(lab, K, gtype, beta, ideal, stop, wgain):
-    """The blended-ratio walk shared by Q, P+ and NCU: (sum of w(r) BR(r) over the relevant
-    ranks r <= K, C at the last rank summed), w(r) = 1, or the gain g(l_r) when ``wgain`` (NCU's
-    graded-uniform stop weights, before their division by the judged gain sum), stopping after
-    the first document of label ``stop`` (a ``stop`` below 1 never stops). ``ideal`` is the ideal
-    ranking (cg*(r) = its gain sum to r)."""
+def _br_walk(lab, K, gtype, beta, ideal, stop, wgain, gamma):
+    """The blended-ratio walk shared by Q, P+, NCU, NCUrb and the P-measure: (the sum of
+    w(r) BR(r) over the relevant ranks r <= K, C at the last rank read, the last term w(r) BR(r)).
+    w(r) = gamma^(C(r)-1) (NCUrb's rank-biased stop weights before their division by Z; gamma = 1
+    for the others: a factor 1.0, exact) times the gain g(l_r) when ``wgain`` (NCU's
+    graded-uniform stop weights, before their division by the judged gain sum), formed as
+    ((gamma^(C-1) (C + beta cg)) / (r + beta cg*(r))) g(l_r), so that each measure keeps the
+    bits of its own earlier loop. The walk stops after the first document of label ``stop``
+    (a ``stop`` below 1 never stops). ``ideal`` is the ideal ranking (cg*(r) = its gain sum to
+    r)."""
     ni = ideal.shape[0]
     s = 0.0
     cg = 0.0
     cgi = 0.0
     c = 0
+    w = 1.0
+    term = 0.0
     for i in range(K):
         if i < ni:
             cgi += gain(ideal[i], gtype)
@@ -59,11 +65,12 @@ def _br_walk(lab, K, gtype, beta, ideal, stop, wgain):
             c += 1
             g = gain(lab[i], gtype)
             cg += g
-            br = (c + beta * cg) / (i + 1.0 + beta * cgi)
-            s += g * br if wgain else br
+            term = w * (c + beta * cg) / (i + 1.0 + beta * cgi) * (g if wgain else 1.0)
+            s += term
+            w *= gamma
             if lab[i] == stop:
-                return s, c
-    return s, c
+                return s, c, term
+    return s, c, term
 
 
 @_inl
@@ -118,7 +125,7 @@ def q_plain(lab, n, k, gtype, beta, nrel, ideal):
     R = 0 (Sakai 2004; NTCIREVAL's Q-measure)."""
     if nrel == 0:
         return 0.0
-    s, _ = _br_walk(lab, _cut(k, n), gtype, beta, ideal, 0, False)
+    s, _, _ = _br_walk(lab, _cut(k, n), gtype, beta, ideal, 0, False, 1.0)
     return s / (min(nrel, k) if k > 0 else nrel)
 
 
@@ -337,7 +344,8 @@ def pplus_plain(lab, n, gtype, beta, ideal):
         top = max(top, lab[i])
     if top < 1:
         return 0.0
-    s, c = _br_walk(lab, n, gtype, beta, ideal, top, False)  # stops at rp (the top level is present)
+    # stops at rp (the top level is present)
+    s, c, _ = _br_walk(lab, n, gtype, beta, ideal, top, False, 1.0)
     return s / c
 
 
@@ -497,7 +505,7 @@ def ncu_plain(lab, n, k, gtype, beta, ideal):
     total = _gain_total(ideal, gtype)
     if total <= 0.0:
         return 0.0
-    s, _ = _br_walk(lab, _cut(k, n), gtype, beta, ideal, 0, True)
+    s, _, _ = _br_walk(lab, _cut(k, n), gtype, beta, ideal, 0, True, 1.0)
     return s / total
 
 
