@@ -10,6 +10,7 @@ import numpy as np
 from uefast.diversity._ia_common import GERR, NDCG, RBP, RBU, RR, _dlog, _jit, _r
 
 
+
 @_jit
 def _harmonic(N, RC):
     """H_N = sum_{i<=N} 1/i (the asymptotic series beyond 10^6 terms: error < 1e-25)."""
@@ -126,6 +127,91 @@ def _inv_binoms(N, K, RC, ib):
 
 
 @_jit
+def _rec_ok(q, d, c, K):
+    """A = q - c d >= 0 and K q <= 2000 A (see :func:`_survival_hist`)."""
+    A = q - c * d
+    return A >= 0.0 and K * q <= 2000.0 * A
+
+
+@_jit
+def _survival_hist(code, H, amax, gm, m, N, K, RC, FR, Ec):
+    """``Ec[a, c]`` = E[S_c] = e_c / C(N, c), c = 0..K, of every aspect over random orders of N
+    documents whose grade histograms are ``H`` (grades < 64; the N - sum of the histogram others
+    have r = 0), where C(N, K) < e^600 and ``FR[:K+1]`` = 1/C(N, c).
+
+    e_c = [x^c] P(x), P = prod_b (1 + y_b x)^n_b over the B blocks b of equal y = 1 - r < 1
+    (grades g, ``H[a, g]`` documents) and the block of the z documents with y = 1. With
+    D = prod_b (1 + y_b x) = sum_k d_k x^k and Q = sum_b n_b y_b D/(1 + y_b x) = sum_k q_k x^k,
+    P' D = P Q gives the recurrence (c + 1) e_{c+1} = sum_{i<B} A_i(c) e_{c-i},
+    A_i(c) = q_i - (c - i) d_{i+1} (q_i: the sum over the (i+1)-sets S of blocks of y_S n_S):
+    O(B) per coefficient, in registers, instead of one truncated product per block. d and q
+    (``d1..d4`` = d_1..d_4, ``q1..q4`` = q_0..q_3) build up block by block (D *= 1 + y x,
+    Q = Q (1 + y x) + n y D: positive terms). Used where B <= 4 and the recurrence is known exact
+    to ~1e-13: every A_i(c) >= 0 (checked at c = K - 1, where it is smallest: all terms positive)
+    and K max_i q_i/A_i(K - 1) <= 2000 (the cancellation in A_i: each step adds a relative error
+    below ~(3 q_i/A_i + 2) eps). Else (few documents per block, or more than 4 blocks) the
+    truncated products of :func:`_esym_blocks`."""
+    k1 = K - 1.0
+    for a in range(m):
+        top = amax[a]
+        sc = gm[a]
+        nr = 0
+        B = 0
+        d1 = d2 = d3 = d4 = 0.0
+        q1 = q2 = q3 = q4 = 0.0
+        for g in range(1, top + 1):  # the grade blocks, then the z documents (y = 1)
+            ng = H[a, g]
+            y = 1.0 - _r(code, g, sc)
+            if ng == 0 or y >= 1.0:
+                continue
+            nr += ng
+            B += 1
+            ny = ng * y
+            q4 = q4 + y * q3 + ny * d3
+            q3 = q3 + y * q2 + ny * d2
+            q2 = q2 + y * q1 + ny * d1
+            q1 = q1 + ny
+            d4 = d4 + y * d3
+            d3 = d3 + y * d2
+            d2 = d2 + y * d1
+            d1 = d1 + y
+        z = N - nr
+        if z > 0:
+            B += 1
+            ny = float(z)
+            q4 = q4 + q3 + ny * d3
+            q3 = q3 + q2 + ny * d2
+            q2 = q2 + q1 + ny * d1
+            q1 = q1 + ny
+            d4 = d4 + d3
+            d3 = d3 + d2
+            d2 = d2 + d1
+            d1 = d1 + 1.0
+        ok = B <= 4 and _rec_ok(q1, d1, k1, K) and (B < 2 or _rec_ok(q2, d2, k1 - 1.0, K)) and \
+            (B < 3 or _rec_ok(q3, d3, k1 - 2.0, K)) and (B < 4 or _rec_ok(q4, d4, k1 - 3.0, K))
+        if not ok:
+            E = Ec[a]
+            _esym_blocks(code, H[a], top, sc, z, K, E, FR[K + 1:2 * K + 2], FR[2 * K + 2:3 * K + 3], RC)
+            for c in range(K + 1):
+                E[c] *= FR[c]
+            continue
+        e0 = 1.0  # e_c, e_{c-1}, e_{c-2}, e_{c-3} (0 before c = 0)
+        e1 = e2 = e3 = 0.0
+        Ec[a, 0] = 1.0
+        for c in range(K):
+            cf = float(c)
+            s = (q4 - (cf - 3.0) * d4) * e3 + (q3 - (cf - 2.0) * d3) * e2
+            s = s + (q2 - (cf - 1.0) * d2) * e1
+            s = s + (q1 - cf * d1) * e0
+            en = s * _recip(RC, c + 1)
+            Ec[a, c + 1] = en * FR[c + 1]
+            e3 = e2
+            e2 = e1
+            e1 = e0
+            e0 = en
+
+
+@_jit
 def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC, H, useH, amax, FR, direct):
     """E[S_c], c = 0..K, over random orders of a universe of N documents (``urows`` plus
     N - |urows| with r = 0) for aspect a; writes E[0..K]. Usually (``direct``: C(N, K) <= N^K <
@@ -226,6 +312,9 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec,
         direct = K * math.log(max(N, 1)) < 600.0  # C(N, K) <= N^K < e^600
         if direct and not have_E:
             _inv_binoms(N, K, RC, FR[:K + 1])
+            if useH:
+                _survival_hist(code, H, amax, gm, m, N, K, RC, FR, Ec)
+                have_E = True
         ds = 0.0
         if code == RBU:
             pi = 1.0
