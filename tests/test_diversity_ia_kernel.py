@@ -351,3 +351,55 @@ def test_kernel_equals_reference_on_deep_topics(seed):
     batch, _ = _batch(rng, topics, per_topic=1)
     ms = ["gERR-IA@20", "RBU(p=0.9)@20", "RBU@10", "gERR-IA(gmax=topic)@7", "RR-IA", "AP-IA"]
     _check_against_reference(batch, [parse_measure(s) for s in ms])
+
+
+@pytest.mark.parametrize("case", ["large_blocks", "four_blocks", "five_blocks", "tiny", "collection",
+                                  "deep_cutoff", "all_relevant"])
+def test_cascade_survival_from_histograms(case):
+    """E[S_c] of every aspect from grade histograms (the P'D = PQ recurrence where it is known
+    exact, else truncated products per grade block) = the reference document-by-document
+    recurrence (uefast.diversity.reb.cascade_survival) on the explicit y = 1 - r vector, to
+    1e-11 relative, c = 0..K."""
+    from uefast.diversity._ia_common import GERR
+    from uefast.diversity._ia_reb import _inv_binoms, _survival_hist
+    from uefast.diversity.reb import cascade_survival
+
+    rng = np.random.default_rng(zlib.crc32(case.encode()))
+    m, K, extra, top = 6, 10, 0, 2
+    if case == "four_blocks":
+        top = 3
+    elif case == "five_blocks":
+        top = 4
+    elif case == "deep_cutoff":
+        K = 30
+    elif case == "collection":
+        extra = 5000
+    for _ in range(20):
+        if case == "tiny":
+            H = rng.integers(0, 4, size=(m, 64))
+        elif case == "all_relevant":
+            H = rng.integers(12, 40, size=(m, 64))
+        else:
+            H = rng.integers(10, 60, size=(m, 64))
+        H[:, top + 1:] = 0
+        amax = np.full(m, top, np.int64)
+        amax[0] = 1  # an aspect with a lower largest grade (its own gmax)
+        H[0, 2:] = 0
+        if case == "all_relevant":
+            H[:, 0] = 0
+        gm = 1.0 / 2.0 ** amax
+        N = int(H.sum(axis=1).max()) + extra
+        Kc = min(K, N)
+        RC = 1.0 / np.maximum(np.arange(N + 2, dtype=np.float64), 1.0)
+        FR = np.empty(3 * (Kc + 2))
+        _inv_binoms(N, Kc, RC, FR[:Kc + 1])
+        Ec = np.empty((m, Kc + 1))
+        _survival_hist(GERR, H, amax, gm, m, N, Kc, RC, FR, Ec)
+        for a in range(m):
+            y = np.ones(N)
+            pos = 0
+            for g in range(1, amax[a] + 1):
+                y[pos:pos + H[a, g]] = 1.0 - (2.0 ** g - 1.0) * gm[a]
+                pos += H[a, g]
+            want = cascade_survival(rng.permutation(y), Kc)
+            np.testing.assert_allclose(Ec[a], want, rtol=1e-11, atol=0, err_msg=f"{case} aspect {a}")
