@@ -24,6 +24,16 @@ def _harmonic(N, RC):
 
 
 @_jit
+def _bitlen(N):
+    """Bits of N >= 0 (ln N < 0.6932 bits)."""
+    b = 0
+    while N > 0:
+        N >>= 1
+        b += 1
+    return b
+
+
+@_jit
 def _recip(RC, x):
     """1/x from the table (1/i, i < len(RC)) or by division."""
     return RC[x] if x < RC.size else 1.0 / x
@@ -309,32 +319,30 @@ def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec,
             K = N
         else:
             K = min(k, N)
-        direct = K * math.log(max(N, 1)) < 600.0  # C(N, K) <= N^K < e^600
-        if direct and not have_E:
-            _inv_binoms(N, K, RC, FR[:K + 1])
-            if useH:
+        # C(N, K) <= N^K < e^600 (the bit length bounds log2 N: no logarithm in the usual case)
+        direct = K * _bitlen(N) < 865 or K * math.log(max(N, 1)) < 600.0
+        if not have_E:
+            if direct:
+                _inv_binoms(N, K, RC, FR[:K + 1])
+            if direct and useH:
                 _survival_hist(code, H, amax, gm, m, N, K, RC, FR, Ec)
-                have_E = True
+            else:
+                for a in range(m):
+                    _survival(code, urows, G, g0, m, a, gm, K, N, Ec[a], RC, H, useH, amax, FR,
+                              direct)
         ds = 0.0
-        if code == RBU:
-            pi = 1.0
-            for i in range(1, K + 1):
-                ds += (1.0 - p) * pi if java else pi * p
+        pi = 1.0
+        for i in range(1, K + 1):  # discount at rank i: 1/i (gERR-IA), p^i or (1-p)p^(i-1)
+            if code == GERR:
+                d = _recip(RC, i)
+            else:
+                d = (1.0 - p) * pi if java else pi * p
                 pi *= p
-        for a in range(m):
-            E = Ec[a]
-            if not have_E:
-                _survival(code, urows, G, g0, m, a, gm, K, N, E, RC, H, useH, amax, FR, direct)
+                ds += d
             s = 0.0
-            pi = 1.0
-            for i in range(1, K + 1):  # discount at rank i: 1/i (gERR-IA), p^i or (1-p)p^(i-1)
-                if code == GERR:
-                    d = _recip(RC, i)
-                else:
-                    d = (1.0 - p) * pi if java else pi * p
-                    pi *= p
-                s += d * (E[i - 1] - E[i])
-            tot += w[a] * s
+            for a in range(m):  # sum_a w_a (E[S_{i-1}] - E[S_i]): the aspects' chains side by side
+                s += w[a] * (Ec[a, i - 1] - Ec[a, i])
+            tot += d * s
         if code == RBU:
             tot -= e * ds
         return tot
