@@ -48,10 +48,11 @@ def _lbinom(n, k):
 @_jit
 def _hdiff(N, r, RC, HN):
     """H_N - H_{r-1} = sum_{i=r}^{N} 1/i, 1 <= r <= N: a direct sum when it has at most 16 terms;
-    else HN - H_{r-1} (``HN`` = H_N) when r - 1 < 16 (then the difference is >= H_32 - H_15 >
-    0.7: no cancellation); else log1p((N-r+1)/(r-1)) + f(N) - f(r-1), f(x) = H_x - ln x - gamma =
-    1/(2x) - sum_k B_2k/(2k x^2k) (Euler-Maclaurin, truncated after x^-10: error < 1e-16 for
-    x >= 16; the log1p keeps the relative accuracy when r is close to N)."""
+    else HN - H_{r-1} (``HN`` = H_N) when r - 1 < 16 (H_{r-1} summed) or r - 1 < N - r + 1
+    (H_{r-1} = ln(r-1) + gamma + f(r-1)); the difference is then > 0.66: no cancellation);
+    else log1p((N-r+1)/(r-1)) + f(N) - f(r-1) (the log1p keeps the relative accuracy when r is
+    close to N). f(x) = H_x - ln x - gamma = 1/(2x) - sum_k B_2k/(2k x^2k) (Euler-Maclaurin,
+    truncated after x^-10: error < 1e-16 for x >= 16)."""
     lo = r - 1
     hi = N - lo
     if hi <= 16:
@@ -64,6 +65,8 @@ def _hdiff(N, r, RC, HN):
         for i in range(1, lo + 1):
             s += RC[i] if i < RC.size else 1.0 / i
         return HN - s
+    if lo < hi:  # the difference is >= H_{2 lo + 1} - H_lo > ln 2 - 1/(2 lo): H_lo by its series
+        return HN - (math.log(lo) + 0.5772156649015329 + _psi_tail(_recip(RC, lo)))
     return math.log1p(hi / lo) + _psi_tail(_recip(RC, N)) - _psi_tail(_recip(RC, lo))
 
 
