@@ -1,6 +1,13 @@
 """Exact REB of the intent-aware kernels (:mod:`uefast.diversity._ia_kernels`, whose docstring
-gives the formulas): E[value] over random orders of a universe of documents, the cascade
-families' E[S_c] over grade blocks."""
+gives the formulas): E[value] over random orders of a universe of documents.
+
+* cascade families (gERR-IA, RBU): E[S_c] = e_c / C(N, c) over grade blocks, e_c by the linear
+  recurrence of P'D = PQ where it is known exact (:func:`_survival_hist`), else by truncated
+  products per block (:func:`_esym_blocks`) or document by document (:func:`_survival`);
+* RR-IA: E[1/rank of the first of r relevant among N] = sum_{i<=N-r+1} C(N-i, r-1)/C(N, r)/i
+  = r (H_N - H_{r-1}) / (N - r + 1) (the sum telescopes: tests/test_diversity_ia_kernel.py
+  checks it against enumeration), H_N - H_{r-1} by :func:`_hdiff`;
+* AP-IA, RBP-IA, nDCG-IA: closed forms in the relevant count / gain sum per aspect."""
 from __future__ import annotations
 
 import math
