@@ -315,3 +315,109 @@ def test_novelty_batch_iub_reb_equal_per_topic_functions(seed):
             iv, ex = m.fam.iub(top, m)
             assert _close(iub[t], iv) and exact[t] == ex, (s, t, iub[t], iv)
             assert _close(reb[t], m.fam.reb(top, m)), (s, t, reb[t], m.fam.reb(top, m))
+
+
+def test_first_hit_closed_form_against_enumeration():
+    """RR-IA's REB per aspect: E[1/rank of the first of r relevant among N in random order] =
+    r (H_N - H_{r-1}) / (N - r + 1) (the kernel's closed form, in place of the O(N) sum), against
+    the mean over every placement of the r relevant documents (exact rationals)."""
+    from fractions import Fraction
+
+    for N in range(1, 9):
+        H = [Fraction(0)]
+        for i in range(1, N + 1):
+            H.append(H[-1] + Fraction(1, i))
+        for r in range(1, N + 1):
+            subsets = list(itertools.combinations(range(1, N + 1), r))
+            want = sum(Fraction(1, min(s)) for s in subsets) / len(subsets)
+            assert r * (H[N] - H[r - 1]) / (N - r + 1) == want, (N, r)
+
+
+def test_harmonic_difference_every_branch():
+    """_hdiff(N, r) = H_N - H_{r-1} to 1e-13 relative in each branch (direct sum of <= 16 terms,
+    HN minus a short sum, log1p + Euler-Maclaurin tails) with and without the 1/i table, r up to
+    N (where the difference is 1/N and cancellation would show), N up to 10^9."""
+    from uefast.diversity._ia_reb import _harmonic, _hdiff
+
+    def exact(N, r):  # sum_{i=r}^{N} 1/i, the short side summed exactly
+        if N - r < 200_000:
+            return math.fsum(1.0 / i for i in range(r, N + 1))
+        return math.fsum([_harmonic(N, np.zeros(1)), -math.fsum(1.0 / i for i in range(1, r))])
+
+    RC = 1.0 / np.maximum(np.arange(402, dtype=np.float64), 1.0)
+    small = np.zeros(1)
+    cases = [(N, r) for N in range(1, 401) for r in sorted({1, 2, 15, 16, 17, 18, N // 2, N - 17, N - 16, N - 15, N})
+             if 1 <= r <= N]
+    cases += [(10**6, r) for r in (1, 15, 17, 1000, 500_000, 10**6 - 17, 10**6 - 16, 10**6)]
+    cases += [(10**9, r) for r in (1, 20, 10**9 - 100, 10**9 - 16, 10**9 - 17, 10**9)]
+    for N, r in cases:
+        HN = _harmonic(N, RC if N < RC.size else small)
+        for table in (RC, small):
+            if N >= 10**6 and table is RC:
+                continue
+            got, want = _hdiff(N, r, table, HN), exact(N, r)
+            assert abs(got - want) <= 1e-13 * want, (N, r, got, want)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_kernel_equals_reference_on_deep_topics(seed):
+    """Topics of 60-90 documents (every grade block of the cascade REB longer than the cutoff,
+    RR-IA's harmonic differences through their log1p branch) and cutoffs up to 20."""
+    rng = np.random.default_rng(seed)
+    topics = list(_qrels(rng, 2, max_m=5, n=int(rng.integers(60, 91)), grades=(0, 0, 1, 1, 2, 3)).values())
+    batch, _ = _batch(rng, topics, per_topic=1)
+    ms = ["gERR-IA@20", "RBU(p=0.9)@20", "RBU@10", "gERR-IA(gmax=topic)@7", "RR-IA", "AP-IA"]
+    _check_against_reference(batch, [parse_measure(s) for s in ms])
+
+
+@pytest.mark.parametrize("case", ["large_blocks", "four_blocks", "five_blocks", "tiny", "collection",
+                                  "deep_cutoff", "all_relevant"])
+def test_cascade_survival_from_histograms(case):
+    """E[S_c] of every aspect from grade histograms (the P'D = PQ recurrence where it is known
+    exact, else truncated products per grade block) = the reference document-by-document
+    recurrence (uefast.diversity.reb.cascade_survival) on the explicit y = 1 - r vector, to
+    1e-11 relative, c = 0..K."""
+    from uefast.diversity._ia_common import GERR
+    from uefast.diversity._ia_reb import _inv_binoms, _survival_hist
+    from uefast.diversity.reb import cascade_survival
+
+    rng = np.random.default_rng(zlib.crc32(case.encode()))
+    m, K, extra, top = 6, 10, 0, 2
+    if case == "four_blocks":
+        top = 3
+    elif case == "five_blocks":
+        top = 4
+    elif case == "deep_cutoff":
+        K = 30
+    elif case == "collection":
+        extra = 5000
+    for _ in range(20):
+        if case == "tiny":
+            H = rng.integers(0, 4, size=(m, 64))
+        elif case == "all_relevant":
+            H = rng.integers(12, 40, size=(m, 64))
+        else:
+            H = rng.integers(10, 60, size=(m, 64))
+        H[:, top + 1:] = 0
+        amax = np.full(m, top, np.int64)
+        amax[0] = 1  # an aspect with a lower largest grade (its own gmax)
+        H[0, 2:] = 0
+        if case == "all_relevant":
+            H[:, 0] = 0
+        gm = 1.0 / 2.0 ** amax
+        N = int(H.sum(axis=1).max()) + extra
+        Kc = min(K, N)
+        RC = 1.0 / np.maximum(np.arange(N + 2, dtype=np.float64), 1.0)
+        FR = np.empty(3 * (Kc + 2))
+        _inv_binoms(N, Kc, RC, FR[:Kc + 1])
+        Ec = np.empty((m, Kc + 1))
+        _survival_hist(GERR, H, amax, gm, m, N, Kc, RC, FR, Ec)
+        for a in range(m):
+            y = np.ones(N)
+            pos = 0
+            for g in range(1, amax[a] + 1):
+                y[pos:pos + H[a, g]] = 1.0 - (2.0 ** g - 1.0) * gm[a]
+                pos += H[a, g]
+            want = cascade_survival(rng.permutation(y), Kc)
+            np.testing.assert_allclose(Ec[a], want, rtol=1e-11, atol=0, err_msg=f"{case} aspect {a}")
