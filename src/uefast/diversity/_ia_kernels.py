@@ -25,7 +25,8 @@ a collection (N = collection size >= n). Per aspect:
   N > n: E_N[S_m] = sum_c H(N, n, m, c) E_n[S_c] (c of the first m positions hold documents of
   ``urows``, hypergeometric; the others have y = 1);
 * RBP-IA: (V_t/N)(1 - p^N); nDCG-IA: (V_t/N) sum_{i<=min(k,N)} D(i) / IDCG_t (V_t = sum of gains);
-* RR-IA: sum_{i=1}^{N-r+1} C(N-i, r-1)/C(N, r)/i, r = relevant documents of t in the universe;
+* RR-IA: sum_{i=1}^{N-r+1} C(N-i, r-1)/C(N, r)/i = r (H_N - H_{r-1})/(N - r + 1), r = relevant
+  documents of t in the universe (the closed form as :mod:`uefast.diversity._ia_reb` sums it);
 * AP-IA: (r/R_t) E_N[AP with r relevant] = (r/R_t)(r(N - H_N) + N(H_N - 1))/(N(N - 1))
   (SPEC_math AP row; R_t = the qrels' relevant count, AP's denominator).
 
