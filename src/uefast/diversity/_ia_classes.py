@@ -44,10 +44,7 @@ def _topic_classes(G, g0, n, m, amax, H, first, cnt, cls, nxt, last, CP, hkey, h
     U = 0
     if not ok:
         for d in range(n):
-            first[d] = d
-            cnt[d] = 1
             cls[d] = d
-            nxt[d] = -1
         U = n
     elif direct:  # branch-free: a new class is x = U
         for d in range(n):
@@ -58,12 +55,6 @@ def _topic_classes(G, g0, n, m, amax, H, first, cnt, cls, nxt, last, CP, hkey, h
             x = U if isnew else hval[c]
             hval[c] = x
             hstamp[c] = stamp
-            first[x] = d if isnew else first[x]
-            cnt[x] = (0 if isnew else cnt[x]) + 1
-            lx = last[x]
-            nxt[lx if not isnew else d] = d
-            last[x] = d
-            nxt[d] = -1
             cls[d] = x
             U += 1 if isnew else 0
     else:
@@ -78,19 +69,25 @@ def _topic_classes(G, g0, n, m, amax, H, first, cnt, cls, nxt, last, CP, hkey, h
                     hkey[slot] = c
                     x = U
                     hval[slot] = x
-                    first[x] = d
-                    cnt[x] = 0
                     U += 1
                     break
                 if hkey[slot] == c:
                     x = hval[slot]
-                    nxt[last[x]] = d
                     break
                 slot = (slot + 1) & mask
-            cnt[x] += 1
-            last[x] = d
             cls[d] = x
-            nxt[d] = -1
+    # the documents of each class, linked in row order, from the last row back (``last`` ends
+    # as each class's lowest row): a second pass keeps the first one's dependency chain short
+    for x in range(U):
+        cnt[x] = 0
+        last[x] = -1
+    for d in range(n - 1, -1, -1):
+        x = cls[d]
+        nxt[d] = last[x]
+        last[x] = d
+        cnt[x] += 1
+    for x in range(U):
+        first[x] = last[x]
     for a in range(m):
         for g in range(min(amax[a], 63) + 1):
             H[a, g] = 0

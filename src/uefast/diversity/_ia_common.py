@@ -152,10 +152,11 @@ def _value_rbp(p, rows, lo, hi, DG, r, d0):
 
 
 @_jit
-def _value_bin(code, rows, lo, hi, PAT, d0, m, W, NR, a0, S, C):
+def _value_bin(code, rows, lo, hi, PAT, d0, m, W, NR, a0, S, C, RC):
     """RR-IA or AP-IA of rows[lo:hi] from the documents' binary patterns ``PAT[d0 + d]`` (bit t =
-    J(d,t), m <= 62), with the arithmetic of :func:`_value`; a document of no aspect adds
-    nothing, and RR-IA stops once every aspect is found."""
+    J(d,t), m <= 62), with the arithmetic of :func:`_value` (1/i from the table ``RC``, the
+    same doubles as the division); a document of no aspect adds nothing, and RR-IA stops once
+    every aspect is found."""
     for a in range(m):
         S[a] = 0.0
         C[a] = 0.0
@@ -176,7 +177,7 @@ def _value_bin(code, rows, lo, hi, PAT, d0, m, W, NR, a0, S, C):
                 if found == full:
                     break
         else:
-            ii = 1.0 / (i + 1.0)
+            ii = RC[i + 1]
             for a in range(m):
                 J = float((b >> a) & 1)
                 C[a] += J

@@ -265,10 +265,12 @@ def _greedy(code, k, java, G, g0, n, m, W, a0, GM, j, S, ORD, o0, U, first, nxt,
             CR[a, x] = _r(code, G[g0 + first[x] * m + a], GM[a0 + a, j])
     for x in range(U):
         cur[x] = first[x]
-        c = 0.0
-        for a in range(m):
-            c += CR[a, x]
-        CC[x] = 1e-9 * c
+    if code == RR:  # the tie-breaker by number of aspects
+        for x in range(U):
+            c = 0.0
+            for a in range(m):
+                c += CR[a, x]
+            CC[x] = 1e-9 * c
     K = n if (code == RR or (code == RBU and (java or k < 0))) else min(k, n)
     i0 = K
     for i in range(K):

@@ -206,7 +206,8 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                 if code == RBP:
                     val[s, j] = _value_rbp(p, rows, lo, hi, DG, rslot[j], toff[t])
                 elif (code == RR or code == AP) and m <= 62:
-                    val[s, j] = _value_bin(code, rows, lo, hi, DPAT, toff[t], m, W, NR, a0, sc, cc)
+                    val[s, j] = _value_bin(code, rows, lo, hi, DPAT, toff[t], m, W, NR, a0, sc, cc,
+                                            RC)
                 else:
                     val[s, j] = _value(code, k, java, p, e, rows, lo, hi, G, g0, m, W, NR, a0, GM,
                                        IDCG, j, sc, cc, DISC)
