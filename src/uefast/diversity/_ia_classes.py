@@ -12,13 +12,15 @@ _LIM = 1 << 62
 
 
 @_jit
-def _topic_classes(G, g0, n, m, amax, H, first, cnt, cls, nxt, last, CP, hkey, hval, hstamp, stamp):
+def _topic_classes(G, g0, n, m, amax, H, first, cnt, cls, nxt, last, CP, CG, hkey, hval, hstamp,
+                   stamp):
     """Classes of the topic's n documents (grades ``G[g0 + d*m + a]``) by equal grade row.
 
     Writes ``amax[a]`` (largest grade of aspect a), ``H[a, g]`` (documents of grade g in aspect a,
     for g <= min(amax[a], 63); grade 63 counts those above), and per class x < U (numbered by
     their lowest row): ``first[x]`` (its lowest row), ``cnt[x]``, ``CP[x]`` (binary pattern, bit a
-    = [grade >= 1], where m <= 62); per document: ``cls[d]`` and ``nxt[d]`` (the next row of its
+    = [grade >= 1], where m <= 62), ``CG[a, x]`` (its grade in aspect a: the routines over the
+    classes read aspect by aspect, contiguously); per document: ``cls[d]`` and ``nxt[d]`` (the next row of its
     class, -1); ``last``: scratch (n). A class is found through the mixed-radix code of the
     row (radix amax[a] + 1): by
     direct index when the codes fit the table ``hkey``/``hval``/``hstamp`` (a power of two in
@@ -96,6 +98,7 @@ def _topic_classes(G, g0, n, m, amax, H, first, cnt, cls, nxt, last, CP, hkey, h
         b = 0
         for a in range(m):
             g = G[g0 + d * m + a]
+            CG[a, x] = g
             H[a, min(g, 63)] += cnt[x]
             b |= (1 << a) if g >= 1 else 0
         CP[x] = b if m <= 62 else 0

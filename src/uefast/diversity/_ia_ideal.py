@@ -55,22 +55,26 @@ def _idcg(G, g0, n, m, k, GM, IDCG, a0, j, H, amax, small, DISC):
 
 
 @_jit
-def _iub_keyed(code, k, p, G, g0, n, m, W, a0, GM, IDCG, j, C, U, first, cnt, bk, bc, ckey, DISC):
+def _iub_keyed(code, k, p, n, m, W, a0, GM, IDCG, j, C, U, CG, cnt, bk, bc, ckey, DISC):
     """RBP-IA's or nDCG-IA's ideal value: the documents by decreasing key sum_t r(d,t) c_t (c_t =
     w_t, or w_t/IDCG_t), exact by the rearrangement inequality. The value depends on the sorted
     keys only, so the classes' distinct positive keys are inserted, with their document counts,
     into ``bk[:D]``/``bc[:D]`` (descending; nDCG-IA keeps the top min(k, n)), then summed rank
-    by rank. ``ckey[x]``: class x's key (RBP-IA: its documents' gain in the value)."""
+    by rank. ``ckey[x]``: class x's key (RBP-IA: its documents' gain in the value); ``CG[a, x]``:
+    the class's grades (:func:`uefast.diversity._ia_classes._topic_classes`)."""
     for a in range(m):
         C[a] = W[a0 + a] / IDCG[a0 + a, j] if code == NDCG else W[a0 + a]
     cap = U if code == RBP else min(k, n)
+    for x in range(U):  # the keys, aspect by aspect over the classes (each summed in aspect order)
+        ckey[x] = 0.0
+    for a in range(m):
+        ga = GM[a0 + a, j]
+        ca = C[a]
+        for x in range(U):
+            ckey[x] += (CG[a, x] * ga) * ca  # _r's linear map g * (1/gmax)
     D = 0
     for x in range(U):
-        d = first[x]
-        s = 0.0
-        for a in range(m):
-            s += _r(code, G[g0 + d * m + a], GM[a0 + a, j]) * C[a]
-        ckey[x] = s
+        s = ckey[x]
         if s == 0.0:  # adds 0 at any rank
             continue
         y = 0  # keys above s, counted without a data-dependent exit (few distinct keys)
@@ -246,14 +250,14 @@ def _ap_iub(G, g0, n, m, W, NR, a0, GM, IDCG, j, S, C, ORD, o0, FS, IS, U, cnt, 
 
 
 @_jit
-def _greedy(code, k, java, G, g0, n, m, W, a0, GM, j, S, ORD, o0, U, first, nxt, cls, CR, SC, SCI,
-            CC, cur):
+def _greedy(code, k, java, n, m, W, a0, GM, j, S, ORD, o0, U, first, nxt, cls, CG, CR, SC, SCI, CC,
+            cur):
     """The cascade greedy (RBU, gERR-IA) or the weighted cover greedy (RR-IA): each rank takes
     the document of largest sum_t r(d,t) S_t w_t (RR-IA: + 1e-9 x its aspects; S_t = prod of
     (1 - r) of the documents placed), ties to the lower row. Documents of one class score alike,
     so each rank scores one candidate per class (its lowest row not yet taken, ``cur[x]``;
-    ``cls``: the class of a row), aspect by aspect over the classes (``CR[a, x]``: r of class x
-    and aspect a; scores in ``SC``, whose bits ``SCI`` views as int64; ``CC``: the aspect
+    ``cls``: the class of a row), aspect by aspect over the classes (``CG[a, x]``: the class's
+    grade in aspect a, ``CR[a, x]`` its r; scores in ``SC``, whose bits ``SCI`` views as int64; ``CC``: the aspect
     counts). Only the first K ranks are written, to ``ORD[o0 + i]`` (K = the depth the value
     reads); once every score is 0 (cascade) the rest add 0 to the value and are written as -1,
     as RR-IA's once every aspect of positive weight is covered. Returns the number of documents
@@ -261,8 +265,9 @@ def _greedy(code, k, java, G, g0, n, m, W, a0, GM, j, S, ORD, o0, U, first, nxt,
     the classes compile to contiguous vector loads."""
     for a in range(m):
         S[a] = 1.0
+        ga = GM[a0 + a, j]
         for x in range(U):
-            CR[a, x] = _r(code, G[g0 + first[x] * m + a], GM[a0 + a, j])
+            CR[a, x] = _r(code, CG[a, x], ga)
     for x in range(U):
         cur[x] = first[x]
     if code == RR:  # the tie-breaker by number of aspects

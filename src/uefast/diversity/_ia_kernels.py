@@ -131,6 +131,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
         nxt = np.empty(nmax, np.int64)
         last = np.empty(nmax, np.int64)
         CP = np.empty(nmax, np.int64)
+        CG = np.empty((mmax, nmax), np.int64)
         CR = np.empty((mmax, nmax))  # the greedy's scratch (SC, cur: also the keyed ideals')
         SC = np.empty(nmax)
         SCI = SC.view(np.int64)
@@ -147,7 +148,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
             a0 = aoff[t]
             m = aoff[t + 1] - a0
             g0 = goff[t]
-            U, small = _topic_classes(G, g0, n, m, amax, HG, first, cnt, cls, nxt, last, CP,
+            U, small = _topic_classes(G, g0, n, m, amax, HG, first, cnt, cls, nxt, last, CP, CG,
                                       hkey, hval, hstamp, t + 1)
             if pats and m <= 62:
                 for d in range(n):
@@ -168,8 +169,8 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                 o0 = jj * nmax
                 exact[t, j] = m <= 1
                 if code == RBP or code == NDCG:  # leaves the classes' keys in ckey
-                    iub[t, j] = _iub_keyed(code, k, p, G, g0, n, m, W, a0, GM, IDCG, j, cc, U,
-                                           first, cnt, SC, cur, ckey, DISC)
+                    iub[t, j] = _iub_keyed(code, k, p, n, m, W, a0, GM, IDCG, j, cc, U, CG, cnt,
+                                           SC, cur, ckey, DISC)
                     exact[t, j] = True
                 elif code == AP:
                     iub[t, j] = _ap_iub(G, g0, n, m, W, NR, a0, GM, IDCG, j, sc, cc, ORD, o0, FS,
@@ -177,8 +178,8 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                 else:  # the cascade greedy (shared by measures of one grade map and depth) or RR-IA's
                     L = n
                     if sh < 0:
-                        L = _greedy(code, k, java, G, g0, n, m, W, a0, GM, j, sc, ORD, o0, U,
-                                    first, nxt, cls, CR, SC, SCI, CC, cur)
+                        L = _greedy(code, k, java, n, m, W, a0, GM, j, sc, ORD, o0, U, first, nxt,
+                                    cls, CG, CR, SC, SCI, CC, cur)
                         L = L if code == RR else n
                     iub[t, j] = _value(code, k, java, p, e, ORD, o0, o0 + L, G, g0, m, W, NR, a0,
                                        GM, IDCG, j, sc, cc, DISC)
