@@ -20,27 +20,26 @@ def _topic_classes(G, g0, n, m, amax, H, first, cnt, cls, nxt, last, CP, CG, hke
     for g <= min(amax[a], 63); grade 63 counts those above), and per class x < U (numbered by
     their lowest row): ``first[x]`` (its lowest row), ``cnt[x]``, ``CP[x]`` (binary pattern, bit a
     = [grade >= 1], where m <= 62), ``CG[a, x]`` (its grade in aspect a: the routines over the
-    classes read aspect by aspect, contiguously); per document: ``cls[d]`` and ``nxt[d]`` (the next row of its
-    class, -1); ``last``: scratch (n). A class is found through the mixed-radix code of the
-    row (radix amax[a] + 1): by
-    direct index when the codes fit the table ``hkey``/``hval``/``hstamp`` (a power of two in
-    size; slots whose ``hstamp`` differs from ``stamp`` are empty, so nothing is cleared), else
-    by Fibonacci hashing with linear probing; with codes beyond 2^62 every document is its own
-    class. Returns (U, small): small = every grade below 64."""
-    for a in range(m):
-        amax[a] = 0
-    for d in range(n):
-        for a in range(m):
-            amax[a] = max(amax[a], G[g0 + d * m + a])
+    classes read aspect by aspect, contiguously); per document: ``cls[d]`` and ``nxt[d]`` (the
+    next row of its class, -1); ``last``: scratch (n). A class is found through the code of
+    the row in radix R = (the topic's largest grade) + 1: by direct index when the codes fit
+    the table ``hkey``/``hval``/``hstamp`` (a power of two in size; slots whose ``hstamp``
+    differs from ``stamp`` are empty, so nothing is cleared), else by Fibonacci hashing with
+    linear probing; with codes beyond 2^62 every document is its own class. The aspects'
+    maxima come from the classes. Returns (U, small): small = every grade below 64."""
+    Gt = G[g0:g0 + n * m]  # one contiguous block: its maximum in vector loads
+    top = 0
+    for i in range(Gt.size):
+        top = max(top, Gt[i])
+    R = top + 1
     P = 1
     ok = True
-    small = True
+    small = top < 64
     for a in range(m):
-        small = small and amax[a] < 64
-        if amax[a] + 1 > _LIM // P:
+        if R > _LIM // P:
             ok = False
         else:
-            P *= amax[a] + 1
+            P *= R
     mask = hkey.size - 1
     direct = P <= hkey.size
     U = 0
@@ -52,7 +51,7 @@ def _topic_classes(G, g0, n, m, amax, H, first, cnt, cls, nxt, last, CP, CG, hke
         for d in range(n):
             c = 0
             for a in range(m):
-                c = c * (amax[a] + 1) + G[g0 + d * m + a]
+                c = c * R + G[g0 + d * m + a]
             isnew = hstamp[c] != stamp
             x = U if isnew else hval[c]
             hval[c] = x
@@ -63,7 +62,7 @@ def _topic_classes(G, g0, n, m, amax, H, first, cnt, cls, nxt, last, CP, CG, hke
         for d in range(n):
             c = 0
             for a in range(m):
-                c = c * (amax[a] + 1) + G[g0 + d * m + a]
+                c = c * R + G[g0 + d * m + a]
             slot = ((c * _GOLD) >> 40) & mask
             while True:
                 if hstamp[slot] != stamp:
@@ -91,7 +90,7 @@ def _topic_classes(G, g0, n, m, amax, H, first, cnt, cls, nxt, last, CP, CG, hke
     for x in range(U):
         first[x] = last[x]
     for a in range(m):
-        for g in range(min(amax[a], 63) + 1):
+        for g in range(min(top, 63) + 1):
             H[a, g] = 0
     for x in range(U):
         d = first[x]
@@ -102,4 +101,9 @@ def _topic_classes(G, g0, n, m, amax, H, first, cnt, cls, nxt, last, CP, CG, hke
             H[a, min(g, 63)] += cnt[x]
             b |= (1 << a) if g >= 1 else 0
         CP[x] = b if m <= 62 else 0
+    for a in range(m):
+        mx = 0
+        for x in range(U):
+            mx = max(mx, CG[a, x])
+        amax[a] = mx
     return U, small
