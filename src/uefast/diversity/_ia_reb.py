@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+import numba as nb
 import numpy as np
 
 from uefast.diversity._ia_common import GERR, NDCG, RBP, RBU, RR, _dlog, _jit, _r
@@ -309,7 +310,8 @@ def _survival(code, urows, G, g0, m, a, gm, K, N, E, RC, H, useH, amax, FR, dire
         E[c + 1] = s
 
 
-@_jit
+# inlined into its two call sites: a call costs two reference-count updates per array argument
+@nb.njit(cache=True, nogil=True, inline="always")
 def _reb(code, k, java, p, e, urows, N, G, g0, m, w, gm, nrel, idcg, HN, RC, Ec, have_E, H,
          useH, amax, FR, CDL):
     """E[value] over random orders of the universe (see the module docstring). Cascade
