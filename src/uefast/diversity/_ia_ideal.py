@@ -257,12 +257,12 @@ def _greedy(code, k, java, n, m, W, a0, GM, j, S, ORD, o0, U, first, nxt, cls, C
     (1 - r) of the documents placed), ties to the lower row. Documents of one class score alike,
     so each rank scores one candidate per class (its lowest row not yet taken, ``cur[x]``;
     ``cls``: the class of a row), aspect by aspect over the classes (``CG[a, x]``: the class's
-    grade in aspect a, ``CR[a, x]`` its r; scores in ``SC``, whose bits ``SCI`` views as int64; ``CC``: the aspect
-    counts). Only the first K ranks are written, to ``ORD[o0 + i]`` (K = the depth the value
-    reads); once every score is 0 (cascade) the rest add 0 to the value and are written as -1,
-    as RR-IA's once every aspect of positive weight is covered. Returns the number of documents
-    placed. The scratch arrays are whole arrays indexed from 0 (no offsets), so the loops over
-    the classes compile to contiguous vector loads."""
+    grade in aspect a, ``CR[a, x]`` its r; scores in ``SC``, whose bits ``SCI`` views as int64;
+    ``CC``: the aspect counts). Only the first K ranks are written, to ``ORD[o0 + i]`` (K = the
+    depth the value reads); once every score is 0 (cascade) the rest add 0 to the value and are
+    written as -1, as RR-IA's once every aspect of positive weight is covered. Returns the
+    number of documents placed. The scratch arrays are whole arrays indexed from 0 (no
+    offsets), so the loops over the classes compile to contiguous vector loads."""
     for a in range(m):
         S[a] = 1.0
         ga = GM[a0 + a, j]

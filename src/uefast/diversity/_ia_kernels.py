@@ -175,7 +175,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                 elif code == AP:
                     iub[t, j] = _ap_iub(G, g0, n, m, W, NR, a0, GM, IDCG, j, sc, cc, ORD, o0, FS,
                                         IS, U, cnt, cls, CP, HT)
-                else:  # the cascade greedy (shared by measures of one grade map and depth) or RR-IA's
+                else:  # the cascade greedy (shared by one grade map and depth) or RR-IA's
                     L = n
                     if sh < 0:
                         L = _greedy(code, k, java, n, m, W, a0, GM, j, sc, ORD, o0, U, first, nxt,
