@@ -68,14 +68,13 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
              RC, val, iub, exact, reb, nchunk=1):
     """Fill ``val`` (S x M), ``iub``/``exact`` (T x M) and ``reb`` (T x M for the judged and
     collection universes, S x M for ``universe`` 1 = retrieved). ``RC``: 1/i for i = 0.. at
-    least the longest topic and segment + 1 (``RC[0]`` unused). ``nchunk``: the topics and the
-    segments are split into that many chunks each (a chunk allocates its scratch once; callers
-    pass a few per thread).
+    least the longest topic and segment + 1 (``RC[0]`` unused). ``nchunk``: the topics are split
+    into that many chunks (a chunk allocates its scratch once; callers pass a few per thread).
 
-    Topic phase (parallel over chunks of topics): the topic's classes
-    of equal grade rows, then per measure IDCG, IUB and REB; it also writes, per judged document,
-    its RBP-IA gains and its binary relevance pattern, which the segment phase (parallel over
-    chunks of segments) reads instead of the m grades of each ranked document."""
+    Per topic (parallel over chunks of topics): the topic's classes of equal grade rows, then
+    per measure IDCG, IUB and REB, which also leave, per judged document, its RBP-IA gains and
+    its binary relevance pattern; then the values of the topic's segments (every system's
+    ranking of it), which read those instead of the m grades of each ranked document."""
     T = toff.size - 1
     S = soff.size - 1
     M = spec.shape[0]
@@ -106,9 +105,18 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
         CDL[i] = CDL[i - 1] + DISC[i]
         HT[i] = HT[i - 1] + RC[i]
     HNc = _harmonic(ncoll, RC) if universe == 2 else 0.0
-    ND = toff[T]
-    DG = np.empty((nrbp, ND))
-    DPAT = np.empty(ND if pats else 0, np.int64)
+    # the segments of each topic, by a counting sort (topic t's at TSG[TSO[t]:TSO[t + 1]]):
+    # each topic's segments are scored right after its IUB and REB, on the same cache lines
+    TSO = np.zeros(T + 1, np.int64)
+    for s in range(S):
+        TSO[seg_topic[s] + 1] += 1
+    for t in range(T):
+        TSO[t + 1] += TSO[t]
+    TSG = np.empty(S, np.int64)
+    fill = TSO[:T].copy()
+    for s in range(S):
+        TSG[fill[seg_topic[s]]] = s
+        fill[seg_topic[s]] += 1
     HS = 64
     while HS < 2 * nmax:
         HS *= 2
@@ -142,9 +150,10 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
         hval = np.empty(HS, np.int64)
         hstamp = np.zeros(HS, np.int64)
         allrows_ = np.arange(nmax)
+        DG = np.empty((max(nrbp, 1), nmax))  # the topic's documents' RBP-IA gains
+        DPAT = np.empty(nmax, np.int64)  # and binary relevance patterns
         for t in range(ch * T // nch, (ch + 1) * T // nch):
             n = toff[t + 1] - toff[t]
-            d0 = toff[t]
             a0 = aoff[t]
             m = aoff[t + 1] - a0
             g0 = goff[t]
@@ -152,7 +161,7 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                                       hkey, hval, hstamp, t + 1)
             if pats and m <= 62:
                 for d in range(n):
-                    DPAT[d0 + d] = CP[cls[d]]
+                    DPAT[d] = CP[cls[d]]
             HN = HNc if universe == 2 else HT[n]
             N = ncoll if universe == 2 else n
             for j in range(M):
@@ -186,35 +195,29 @@ def ia_batch(toff, aoff, goff, G, W, NR, seg_topic, soff, rows, spec, fpar, univ
                 if code == RBP:  # the documents' gains: their classes' keys
                     r = rslot[j]
                     for d in range(n):
-                        DG[r, d0 + d] = ckey[cls[d]]
+                        DG[r, d] = ckey[cls[d]]
                 if universe != 1:
                     reb[t, j] = _reb(code, k, java, p, e, allrows_[:n], N, G, g0, m, W[a0:a0 + m],
                                      GM[a0:a0 + m, j], NR[a0:a0 + m], IDCG[a0:a0 + m, j], HN, RC,
                                      EC_[jj, :m], sh >= 0, HG, small, amax, FR, CDL)
-    nsch = max(min(S, nchunk), 1)  # chunks of segments
-    for ch in nb.prange(nsch):
-        sc = np.empty(mmax)
-        cc = np.empty(mmax)
-        for s in range(ch * S // nsch, (ch + 1) * S // nsch):
-            t = seg_topic[s]
-            a0 = aoff[t]
-            m = aoff[t + 1] - a0
-            g0 = goff[t]
-            lo, hi = soff[s], soff[s + 1]
-            for j in range(M):
-                code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
-                p, e = fpar[j, 0], fpar[j, 1]
-                if code == RBP:
-                    val[s, j] = _value_rbp(p, rows, lo, hi, DG, rslot[j], toff[t])
-                elif (code == RR or code == AP) and m <= 62:
-                    val[s, j] = _value_bin(code, rows, lo, hi, DPAT, toff[t], m, W, NR, a0, sc, cc,
-                                            RC)
-                else:
-                    val[s, j] = _value(code, k, java, p, e, rows, lo, hi, G, g0, m, W, NR, a0, GM,
-                                       IDCG, j, sc, cc, DISC)
-                if universe == 1:
-                    L = hi - lo
-                    reb[s, j] = _reb(code, k, java, p, e, rows[lo:hi], L, G, g0, m, W[a0:a0 + m],
-                                     GM[a0:a0 + m, j], NR[a0:a0 + m], IDCG[a0:a0 + m, j], HT[L], RC,
-                                     np.empty((m, L + 1)), False, np.zeros((1, 64), np.int64),
-                                     False, np.zeros(1, np.int64), np.empty(3 * (L + 2)), CDL)
+            for q in range(TSO[t], TSO[t + 1]):  # the topic's segments
+                s = TSG[q]
+                lo, hi = soff[s], soff[s + 1]
+                for j in range(M):
+                    code, k, java = spec[j, 0], spec[j, 1], spec[j, 2]
+                    p, e = fpar[j, 0], fpar[j, 1]
+                    if code == RBP:
+                        val[s, j] = _value_rbp(p, rows, lo, hi, DG, rslot[j], 0)
+                    elif (code == RR or code == AP) and m <= 62:
+                        val[s, j] = _value_bin(code, rows, lo, hi, DPAT, 0, m, W, NR, a0, sc, cc,
+                                                RC)
+                    else:
+                        val[s, j] = _value(code, k, java, p, e, rows, lo, hi, G, g0, m, W, NR, a0,
+                                           GM, IDCG, j, sc, cc, DISC)
+                    if universe == 1:
+                        L = hi - lo
+                        reb[s, j] = _reb(code, k, java, p, e, rows[lo:hi], L, G, g0, m,
+                                         W[a0:a0 + m], GM[a0:a0 + m, j], NR[a0:a0 + m],
+                                         IDCG[a0:a0 + m, j], HT[L], RC, np.empty((m, L + 1)),
+                                         False, np.zeros((1, 64), np.int64), False,
+                                         np.zeros(1, np.int64), np.empty(3 * (L + 2)), CDL)
