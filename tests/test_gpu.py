@@ -169,20 +169,9 @@ def test_kernels_in_cuda_simulator():
     """Both sort kernels as written (``threads`` and the shared-memory ``network``, 8 threads a
     block), run by numba's CUDA simulator in a subprocess, equal the CPU engine for every tie
     policy (a mutation dropping the barrier between network stages failed here)."""
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
+    from gpu_script_runner import script_json
 
-    script = Path(__file__).with_name("cuda_simulator_run.py")
-    env = {k: v for k, v in os.environ.items() if k != gpu_ranking.EMULATE_ENV}
-    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
-                         timeout=600)
-    if res.returncode == 3:
-        pytest.skip(res.stderr.strip())
-    assert res.returncode == 0, res.stderr[-3000:]
-    diffs = json.loads(res.stdout.strip().splitlines()[-1])
+    diffs = script_json("cuda_simulator_run.py", timeout=600)
     assert len(diffs) == 6
     assert all(d <= TOL for d in diffs.values()), diffs
 

@@ -8,10 +8,6 @@ real GPU (marked ``gpu``) where one exists.
 """
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +21,7 @@ import uefast.gpu.counting as counting
 import uefast.gpu.ranking as gpu_ranking
 from gpu_counting_ref import MEASURES, capture_calls, rank_mismatches, small_table
 from uefast.gpu.keys import score_keys
+from gpu_script_runner import script_json
 
 TOL = 1e-12
 TIES = ["trec_eval", "input", "expected"]
@@ -151,24 +148,13 @@ def test_score_keys_edges():
     assert score_keys(np.array([0.5, -0.0, 3.0])).dtype == np.int32
 
 
-def _run_script(name, *argv, env_extra=None):
-    env = {k: v for k, v in os.environ.items() if k != gpu_ranking.EMULATE_ENV}
-    env.update(env_extra or {})
-    res = subprocess.run([sys.executable, str(HERE / name), *map(str, argv)], capture_output=True,
-                         text=True, env=env, timeout=900)
-    if res.returncode == 3:
-        pytest.skip(res.stderr.strip()[-500:])
-    assert res.returncode == 0, res.stderr[-3000:]
-    return json.loads(res.stdout.strip().splitlines()[-1])
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("threads", [4, 32])
 def test_kernel_in_cuda_simulator(threads):
     """The kernel as written (its barriers, thread striding, shared group count) run by numba's
     CUDA simulator, 4 threads a block (each thread several documents and measures) and 32: ranks
     bit-identical to the CPU sort, values within 1e-12, every docid kind and tie policy (~20 s)."""
-    res = _run_script("cuda_simulator_counting.py", 2, threads)
+    res = script_json("cuda_simulator_counting.py", 2, threads, timeout=900)
     assert len(res) == 9
     for k, v in res.items():
         assert v["calls"] == 3 and v["rank_mismatches"] == 0 and v["diff"] <= TOL, (k, v)
@@ -179,7 +165,7 @@ def test_kernel_compiles_to_ptx():
     """PTX (sm_90) of every new kernel: counting (int32 / int64 keys), judged pass, grouping,
     device input, resampling, output assembly (numba-cuda + NVVM; skipped with the reason
     otherwise). ~70 s."""
-    res = _run_script("cuda_ptx.py")
+    res = script_json("cuda_ptx.py", timeout=900)
     assert set(res) == {"counting int32", "counting int64", "counting int64, int64 tie-breaks",
                         "judged int8", "judged int64",
                         "bootstrap", "signflip", "tukey", "grouping init", "grouping hist",

@@ -6,10 +6,6 @@ a real GPU (marked ``gpu``) with numba device arrays, where one exists.
 """
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +16,7 @@ import uefast.gpu.ranking as gpu_ranking
 from gpu_device_ref import MEASURES, FakeDeviceArray, compare, device_case
 from uefast.errors import InputError
 from uefast.gpu.device_input import device_column, evaluate_device
+from gpu_script_runner import script_json
 
 HERE = Path(__file__).parent
 
@@ -102,13 +99,7 @@ def test_bad_device_input(to_device):
 @pytest.mark.slow
 def test_device_input_in_cuda_simulator():
     """~30 s: the minmax, grouping, judged, gather and counting kernels in the simulator."""
-    env = {k: v for k, v in os.environ.items() if k != gpu_ranking.EMULATE_ENV}
-    res = subprocess.run([sys.executable, str(HERE / "cuda_simulator_device_input.py")],
-                         capture_output=True, text=True, env=env, timeout=1200)
-    if res.returncode == 3:
-        pytest.skip(res.stderr.strip())
-    assert res.returncode == 0, res.stderr[-3000:]
-    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out = script_json("cuda_simulator_device_input.py")
     assert len(out) == 3
     for ties, r in out.items():
         assert r["keys_equal"] and r["ints_equal"], ties

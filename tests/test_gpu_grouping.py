@@ -6,10 +6,6 @@ numba's CUDA simulator (subprocess, slow), a real GPU (marked ``gpu``) where one
 """
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +19,7 @@ import uefast.gpu.grouping as grouping
 import uefast.gpu.ranking as gpu_ranking
 from gpu_counting_ref import small_table
 from uefast.kernels.grouping import counting_sort
+from gpu_script_runner import script_json
 
 HERE = Path(__file__).parent
 MEASURES = ["nDCG@10", "AP", "P@5", "RR", "ERR@20", "Q@10"]
@@ -134,12 +131,6 @@ def test_evaluate_long_format_and_trec(cuda_mode, monkeypatch):
 @pytest.mark.slow
 def test_grouping_kernels_in_cuda_simulator():
     """~30 s: the five kernels as written in numba's CUDA simulator."""
-    env = {k: v for k, v in os.environ.items() if k != gpu_ranking.EMULATE_ENV}
-    res = subprocess.run([sys.executable, str(HERE / "cuda_simulator_grouping.py")],
-                         capture_output=True, text=True, env=env, timeout=1200)
-    if res.returncode == 3:
-        pytest.skip(res.stderr.strip())
-    assert res.returncode == 0, res.stderr[-3000:]
-    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out = script_json("cuda_simulator_grouping.py")
     assert out["sort_cases"] == 6 and out["sort_mismatches"] == 0
     assert out["evaluate_diff"] <= 1e-12 and out["evaluate_equal"]

@@ -8,10 +8,6 @@ CUDA simulator (subprocess, slow), on a real GPU (marked ``gpu``) where one exis
 """
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +17,7 @@ import uefast
 import uefast.gpu.ranking as gpu_ranking
 from gpu_counting_ref import small_table
 from gpu_judged_ref import MEASURES, cases, compare
+from gpu_script_runner import script_json
 
 TOL = 1e-12
 HERE = Path(__file__).parent
@@ -90,13 +87,7 @@ def test_evaluate_cuda_judged_equals_cpu(cuda_mode, ties, monkeypatch):
 def test_judged_kernel_in_cuda_simulator():
     """~1 min: the kernel as written in numba's CUDA simulator (4 threads a block, so every
     thread handles several rows and measures), every case."""
-    env = {k: v for k, v in os.environ.items() if k != gpu_ranking.EMULATE_ENV}
-    res = subprocess.run([sys.executable, str(HERE / "cuda_simulator_judged.py"), "5", "4"],
-                         capture_output=True, text=True, env=env, timeout=1200)
-    if res.returncode == 3:
-        pytest.skip(res.stderr.strip())
-    assert res.returncode == 0, res.stderr[-3000:]
-    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out = script_json("cuda_simulator_judged.py", 5, 4)
     assert len(out) == 8
     for name, r in out.items():
         assert r["int_mismatches"] == 0, name

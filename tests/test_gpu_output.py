@@ -6,10 +6,6 @@ emulated (the kernels' per-row steps on the CPU), numba's CUDA simulator (subpro
 and a GPU where one exists (marked ``gpu``)."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +15,7 @@ import uefast.gpu.ranking as gpu_ranking
 from gpu_device_ref import FakeDeviceArray
 from gpu_output_ref import (assert_assembly, assert_evaluate_device, assert_partitions,
                             check_assembly, check_evaluate_device, check_partitions)
+from gpu_script_runner import script_json
 
 HERE = Path(__file__).parent
 
@@ -74,13 +71,7 @@ def test_output_kernels_in_cuda_simulator():
     """~60 s: the flag, scan and write kernels in numba's CUDA simulator (4 threads a block,
     a scan of 8 threads): the assembly bitwise equal to NumPy with exactly one device-to-host
     copy, and ``evaluate_device`` equal to the CPU engine, every policy."""
-    env = {k: v for k, v in os.environ.items() if k != gpu_ranking.EMULATE_ENV}
-    res = subprocess.run([sys.executable, str(HERE / "cuda_simulator_output.py")],
-                         capture_output=True, text=True, env=env, timeout=1200)
-    if res.returncode == 3:
-        pytest.skip(res.stderr.strip())
-    assert res.returncode == 0, res.stderr[-3000:]
-    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out = script_json("cuda_simulator_output.py")
     assert_assembly(out["assembly"], want_copies=1)
     assert_evaluate_device(out["evaluate_device"])
     assert_partitions(out["partitions"])

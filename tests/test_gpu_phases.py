@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import uefast.gpu.ranking as gpu_ranking
+from gpu_script_runner import run_script
 
 ROOT = Path(__file__).parents[1]
 
@@ -61,12 +62,7 @@ def test_every_phase_runs_in_the_simulator():
     """~60 s: both systems' tables, both CUDA paths, every phase (the issue-27 pairs: grouping,
     judged pass, pipelined systems, device input, UE + output on the device), the crossover
     search, the resampling comparison."""
-    res = subprocess.run([sys.executable, str(ROOT / "tests" / "cuda_simulator_phases.py")],
-                         capture_output=True, text=True, env=_env(), timeout=900)
-    if res.returncode == 3:
-        pytest.skip(res.stderr.strip())
-    assert res.returncode == 0, res.stderr[-3000:]
-    out = res.stdout
+    out = run_script("cuda_simulator_phases.py", timeout=900)
     for line in ("device: numba CUDA simulator", "== 1 system ==", "== 8 systems ==",
                  "end to end, CUDA old (sort)", "end to end, CUDA new (counting)",
                  "H2D pageable", "H2D pinned (numba)", "device allocation",

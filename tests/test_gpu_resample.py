@@ -4,11 +4,6 @@ the same counter-based draws, so the resampled sums agree to rounding and the p-
 the CPU), in numba's CUDA simulator (subprocess), and on a GPU where one exists (``gpu``)."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +12,7 @@ import uefast.gpu.ranking as gpu_ranking
 import uefast.stats as S
 from uefast.gpu.resample import bootstrap_sums_cuda, signflip_sums_cuda
 from uefast.stats import _kernels as K
+from gpu_script_runner import script_json
 
 
 @pytest.fixture(params=["emulated", pytest.param("device", marks=pytest.mark.gpu)])
@@ -71,13 +67,6 @@ def test_a_wrong_stream_is_caught():
 def test_kernels_in_cuda_simulator():
     """Both kernels as written (atomic count adds, barriers, 4 threads a block) in numba's CUDA
     simulator: sums within 1e-12 of the CPU's, p-values identical (~6 s)."""
-    env = {k: v for k, v in os.environ.items() if k != gpu_ranking.EMULATE_ENV}
-    script = Path(__file__).with_name("cuda_simulator_resample.py")
-    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
-                         timeout=600)
-    if res.returncode == 3:
-        pytest.skip(res.stderr.strip())
-    assert res.returncode == 0, res.stderr[-3000:]
-    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out = script_json("cuda_simulator_resample.py", timeout=600)
     for method, v in out.items():
         assert v["diff"] <= 1e-12 and v["p_equal"], (method, v)

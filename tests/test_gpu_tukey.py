@@ -7,10 +7,6 @@ GPU where one exists (``gpu``)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +20,7 @@ from uefast.errors import InputError
 from uefast.stats import _kernels as K
 from uefast.stats import resampling as R
 from uefast.stats._rng import DOMAIN_RANDOMIZATION, DOMAIN_TUKEY
+from gpu_script_runner import script_json
 
 TABLE_COLS = ("statistic", "pvalue", "pvalue_adjusted", "ci_low", "ci_high", "significant")
 
@@ -134,14 +131,7 @@ def test_kernel_in_cuda_simulator():
     odd and even topic counts: null sample bit-identical to the CPU's, device counts equal,
     ``tukey_hsd(backend="cuda")`` table equal; the device check script's Tukey phase runs and
     finds the GPU's null sample and p-values equal to the CPU's (~5 s)."""
-    env = {k: v for k, v in os.environ.items() if k != gpu_ranking.EMULATE_ENV}
-    script = Path(__file__).with_name("cuda_simulator_tukey.py")
-    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
-                         timeout=600)
-    if res.returncode == 3:
-        pytest.skip(res.stderr.strip())
-    assert res.returncode == 0, res.stderr[-3000:]
-    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out = script_json("cuda_simulator_tukey.py", timeout=600)
     phase = out.pop("phase")  # benchmarks/gpu_phases.py's Tukey phase ran; it found equality
     assert len(phase) == 8 and [k for k, v in phase.items() if v is True] == [
         k for k in phase if k.endswith("identical")] and len(phase) - 2 == sum(
